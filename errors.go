@@ -1,0 +1,126 @@
+package morse
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Drop reasons. Every metric that morse loses is counted under exactly one of these, so that
+// operators can tell a full buffer from data the server refused.
+const (
+	ReasonBufferFull        = "buffer_full"
+	ReasonFieldTypeConflict = "field_type_conflict"
+	ReasonBeyondRetention   = "beyond_retention_policy"
+	ReasonUnableToParse     = "unable_to_parse"
+	ReasonDatabaseNotFound  = "database_not_found"
+	ReasonSerialize         = "serialize"
+	ReasonPermanent         = "permanent"
+	ReasonShutdown          = "shutdown"
+)
+
+// PermanentError marks a write that can never succeed: retrying the same batch would fail the
+// same way. The batch is dropped and counted under Reason.
+type PermanentError struct {
+	Reason string // one of the Reason constants, or another short snake_case word
+	Err    error
+}
+
+// Permanent wraps err as a permanent error counted under reason.
+func Permanent(reason string, err error) error {
+	return &PermanentError{Reason: reason, Err: err}
+}
+
+func (e *PermanentError) Error() string {
+	if e.Err == nil {
+		return "permanent error: " + e.Reason
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// RetryableError marks a write that may succeed later. RetryAfter, when positive, is the wait
+// the server asked for; it takes the place of the backoff for that attempt.
+type RetryableError struct {
+	Err        error
+	RetryAfter time.Duration
+}
+
+// Retryable wraps err as retryable after the given wait (zero: use the backoff).
+func Retryable(err error, after time.Duration) error {
+	return &RetryableError{Err: err, RetryAfter: after}
+}
+
+func (e *RetryableError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("%v (retry after %s)", e.Err, e.RetryAfter)
+	}
+	return fmt.Sprint(e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// PartialWriteError reports that the sink stored some metrics of a batch and rejected the
+// rest for good. Dropped metrics are counted under Reason, the others as written. The batch
+// is never retried: the stored points would be written twice.
+type PartialWriteError struct {
+	Written int
+	Dropped int
+	Reason  string
+	Err     error
+}
+
+func (e *PartialWriteError) Error() string {
+	return fmt.Sprintf("partial write: %d written, %d dropped (%s): %v", e.Written, e.Dropped, e.Reason, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PartialWriteError) Unwrap() error { return e.Err }
+
+// WriteOutcome is how the flush loop treats the result of one Write.
+type WriteOutcome int
+
+// The outcomes of a write.
+const (
+	OutcomeWritten WriteOutcome = iota
+	OutcomeRetry
+	OutcomeDropped
+	OutcomePartial
+)
+
+// Classify decides what a write result means. A partial write is checked first because a
+// sink may wrap it in a permanent error; a permanent error anywhere in the chain wins over a
+// retryable one, because retrying it can never succeed.
+func Classify(err error) WriteOutcome {
+	if err == nil {
+		return OutcomeWritten
+	}
+	var pw *PartialWriteError
+	if errors.As(err, &pw) {
+		return OutcomePartial
+	}
+	var pe *PermanentError
+	if errors.As(err, &pe) {
+		return OutcomeDropped
+	}
+	return OutcomeRetry
+}
+
+// FieldError is a config problem tied to one key. The loader adds the file and line.
+type FieldError struct {
+	Key string
+	Err error
+}
+
+// Errorf makes a FieldError for key.
+func Errorf(key, format string, args ...any) error {
+	return &FieldError{Key: key, Err: fmt.Errorf(format, args...)}
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *FieldError) Unwrap() error { return e.Err }

@@ -1,0 +1,226 @@
+// Package morse is the public contract of the morse metrics agent and the engine that programs
+// embed: the Metric type, the plugin interfaces, the registry, the error types that decide
+// whether a failed write is retried or dropped, the BatchWriter and the Agent.
+package morse
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Tag is one key/value pair that identifies a series.
+type Tag struct {
+	Key   string
+	Value string
+}
+
+// Field is one named, typed value of a metric.
+type Field struct {
+	Key   string
+	Value Value
+}
+
+// Metric is one point: a measurement name, tags sorted by key, typed fields and a time.
+//
+// A Metric is a small value. Copies share their tag and field slices, so the pipeline never
+// changes those slices in place once a metric has been handed to an Accumulator: every method
+// that changes tags or fields writes a fresh slice. That keeps fan-out to several outputs free
+// of copies until an output's filter really changes something.
+type Metric struct {
+	name   string
+	tags   []Tag
+	fields []Field
+	tm     time.Time
+}
+
+// NewMetric builds a metric. It takes ownership of tags and fields: tags are sorted by key in
+// place, and a later duplicate key replaces an earlier one. Fields keep their order.
+func NewMetric(name string, tags []Tag, fields []Field, t time.Time) Metric {
+	if !tagsSorted(tags) {
+		sort.SliceStable(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
+	}
+	tags = dedupTags(tags)
+	return Metric{name: name, tags: tags, fields: fields, tm: t}
+}
+
+// NewMetricFromMaps builds a metric from the map shapes that Telegraf-style code uses. Field
+// values of unsupported types are left out; the number left out is returned so that callers
+// can count them.
+func NewMetricFromMaps(name string, tags map[string]string, fields map[string]any, t time.Time) (Metric, int) {
+	ts := make([]Tag, 0, len(tags))
+	for k, v := range tags {
+		ts = append(ts, Tag{Key: k, Value: v})
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	// Sorting the field keys makes the output of map-built metrics stable, which matters for
+	// golden files and for humans comparing two runs.
+	sort.Strings(keys)
+	fs := make([]Field, 0, len(fields))
+	skipped := 0
+	for _, k := range keys {
+		v, ok := ValueOf(fields[k])
+		if !ok {
+			skipped++
+			continue
+		}
+		fs = append(fs, Field{Key: k, Value: v})
+	}
+	return NewMetric(name, ts, fs, t), skipped
+}
+
+func tagsSorted(tags []Tag) bool {
+	for i := 1; i < len(tags); i++ {
+		if tags[i-1].Key > tags[i].Key {
+			return false
+		}
+	}
+	return true
+}
+
+// dedupTags keeps the last value of each key in a sorted slice.
+func dedupTags(tags []Tag) []Tag {
+	for i := 1; i < len(tags); i++ {
+		if tags[i-1].Key == tags[i].Key {
+			out := tags[:i-1]
+			for j := i - 1; j < len(tags); j++ {
+				if j+1 < len(tags) && tags[j+1].Key == tags[j].Key {
+					continue
+				}
+				out = append(out, tags[j])
+			}
+			return out
+		}
+	}
+	return tags
+}
+
+// Name is the measurement name.
+func (m Metric) Name() string { return m.name }
+
+// Time is the metric's timestamp.
+func (m Metric) Time() time.Time { return m.tm }
+
+// Tags returns the tags, sorted by key. The slice is shared and must not be modified.
+func (m Metric) Tags() []Tag { return m.tags }
+
+// Fields returns the fields. The slice is shared and must not be modified.
+func (m Metric) Fields() []Field { return m.fields }
+
+// Tag returns the value of tag key and whether it exists.
+func (m Metric) Tag(key string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
+	if !ok {
+		return "", false
+	}
+	return m.tags[i].Value, true
+}
+
+// Field returns the value of field key and whether it exists.
+func (m Metric) Field(key string) (Value, bool) {
+	for _, f := range m.fields {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return Value{}, false
+}
+
+// WithName returns a copy of m with another measurement name.
+func (m Metric) WithName(name string) Metric {
+	m.name = name
+	return m
+}
+
+// WithTime returns a copy of m with another timestamp.
+func (m Metric) WithTime(t time.Time) Metric {
+	m.tm = t
+	return m
+}
+
+// WithTag returns a copy of m with tag key set to value, keeping the tags sorted.
+func (m Metric) WithTag(key, value string) Metric {
+	i, found := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
+	if found && m.tags[i].Value == value {
+		return m
+	}
+	n := len(m.tags)
+	if !found {
+		n++
+	}
+	tags := make([]Tag, 0, n)
+	tags = append(tags, m.tags[:i]...)
+	tags = append(tags, Tag{Key: key, Value: value})
+	if found {
+		i++
+	}
+	tags = append(tags, m.tags[i:]...)
+	m.tags = tags
+	return m
+}
+
+// WithoutTag returns a copy of m without tag key.
+func (m Metric) WithoutTag(key string) Metric {
+	i, found := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
+	if !found {
+		return m
+	}
+	tags := make([]Tag, 0, len(m.tags)-1)
+	tags = append(tags, m.tags[:i]...)
+	m.tags = append(tags, m.tags[i+1:]...)
+	return m
+}
+
+// WithTags returns a copy of m with tags replaced; the caller gives up tags, which are sorted.
+func (m Metric) WithTags(tags []Tag) Metric {
+	return NewMetric(m.name, tags, m.fields, m.tm)
+}
+
+// WithFields returns a copy of m whose fields are replaced by fields.
+func (m Metric) WithFields(fields []Field) Metric {
+	m.fields = fields
+	return m
+}
+
+// WithField returns a copy of m with field key set to v, replacing an existing field.
+func (m Metric) WithField(key string, v Value) Metric {
+	fields := make([]Field, 0, len(m.fields)+1)
+	replaced := false
+	for _, f := range m.fields {
+		if f.Key == key {
+			f.Value = v
+			replaced = true
+		}
+		fields = append(fields, f)
+	}
+	if !replaced {
+		fields = append(fields, Field{Key: key, Value: v})
+	}
+	m.fields = fields
+	return m
+}
+
+// HashID identifies the series of m: its name and tags. Metrics of one series share it.
+func (m Metric) HashID() uint64 {
+	// FNV-1a, written out so that it does not allocate.
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	mix := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= prime
+		}
+		h ^= 0xff
+		h *= prime
+	}
+	mix(m.name)
+	for _, t := range m.tags {
+		mix(t.Key)
+		mix(t.Value)
+	}
+	return h
+}

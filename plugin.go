@@ -1,0 +1,70 @@
+package morse
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Accumulator receives the metrics that an input produces. It is safe for concurrent use and
+// never blocks on an output: a slow output evicts from its own buffer instead.
+type Accumulator interface {
+	// AddMetric adds one metric. The accumulator applies the input's name options, tags and
+	// filters, then the global tags, and hands the metric to every output.
+	AddMetric(m Metric)
+	// AddFields is the Telegraf-style shorthand. Without a time it uses the gather time.
+	AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time)
+	// AddError reports a problem that did not stop the gather. It is counted and logged,
+	// throttled.
+	AddError(err error)
+}
+
+// Input is a plugin that produces metrics when it is asked to, once per interval.
+type Input interface {
+	Gather(ctx context.Context, acc Accumulator) error
+}
+
+// ServiceInput is an input that produces metrics on its own, such as a network listener.
+// Start must return once the service is running; the service then adds metrics until Stop.
+// Gather is still called every interval and may do nothing.
+type ServiceInput interface {
+	Input
+	Start(ctx context.Context, acc Accumulator) error
+	Stop()
+}
+
+// Output is a plugin that writes batches of metrics to a sink.
+//
+// Write returns nil when every metric was stored, a *PartialWriteError when the sink stored
+// some and rejected the rest, an error that wraps a *PermanentError when the batch can never
+// succeed, and any other error (optionally wrapping a *RetryableError) when it should be
+// retried. Write is never called concurrently for one output.
+type Output interface {
+	Connect(ctx context.Context) error
+	Write(ctx context.Context, batch []Metric) error
+	Close() error
+}
+
+// Validator is implemented by plugin configs that can check themselves after decoding.
+// Returned errors should wrap a *FieldError to name the key at fault.
+type Validator interface {
+	Validate() error
+}
+
+// Initializer is implemented by plugins that need work after their config is decoded and
+// validated and before they run, such as opening files or taking a first sample.
+type Initializer interface {
+	Init() error
+}
+
+// LoggerSetter is implemented by plugins that log. The engine gives each plugin a logger that
+// already names the plugin.
+type LoggerSetter interface {
+	SetLogger(l *slog.Logger)
+}
+
+// StatsSetter is implemented by plugins that report self-metrics beyond the standard ones,
+// such as a listener's parse errors.
+type StatsSetter interface {
+	SetStats(s *PluginStats)
+}
