@@ -64,17 +64,17 @@ func (e *RetryableError) Error() string {
 func (e *RetryableError) Unwrap() error { return e.Err }
 
 // PartialWriteError reports that the sink stored some metrics of a batch and rejected the
-// rest for good. Dropped metrics are counted under Reason, the others as written. The batch
-// is never retried: the stored points would be written twice.
+// rest for good. Dropped metrics are counted under Reason and every other metric of the batch
+// as written: servers such as InfluxDB report only how many they dropped. The batch is never
+// retried, because the stored points would be written twice.
 type PartialWriteError struct {
-	Written int
 	Dropped int
 	Reason  string
 	Err     error
 }
 
 func (e *PartialWriteError) Error() string {
-	return fmt.Sprintf("partial write: %d written, %d dropped (%s): %v", e.Written, e.Dropped, e.Reason, e.Err)
+	return fmt.Sprintf("partial write: %d dropped (%s): %v", e.Dropped, e.Reason, e.Err)
 }
 
 // Unwrap returns the underlying error.

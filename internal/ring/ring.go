@@ -1,0 +1,105 @@
+// Package ring is a fixed-capacity FIFO that evicts its oldest element when full. It knows
+// nothing of metrics, so the root package can use it without an import cycle, and it is not
+// safe for concurrent use: the owner holds the lock, which lets one lock cover the ring and
+// the owner's counters together.
+package ring
+
+// Ring is a bounded FIFO queue of T.
+type Ring[T any] struct {
+	buf  []T
+	head int // index of the oldest element
+	n    int // number of elements held
+}
+
+// New returns an empty ring that holds at most capacity elements (at least one).
+func New[T any](capacity int) *Ring[T] {
+	if capacity < 1 {
+		capacity = 1
+	}
+	return &Ring[T]{buf: make([]T, capacity)}
+}
+
+// Len is the number of elements held.
+func (r *Ring[T]) Len() int { return r.n }
+
+// Cap is the most elements the ring holds.
+func (r *Ring[T]) Cap() int { return len(r.buf) }
+
+// Push appends v as the newest element. When the ring is full the oldest element is evicted
+// to make room, and Push reports true.
+func (r *Ring[T]) Push(v T) (evicted bool) {
+	if r.n == len(r.buf) {
+		r.buf[r.head] = v
+		r.head = r.next(r.head)
+		return true
+	}
+	r.buf[r.index(r.n)] = v
+	r.n++
+	return false
+}
+
+// PushAll appends vs in order and returns how many old elements were evicted.
+func (r *Ring[T]) PushAll(vs []T) (evicted int) {
+	for i := range vs {
+		if r.Push(vs[i]) {
+			evicted++
+		}
+	}
+	return evicted
+}
+
+// PopFront removes up to max of the oldest elements and appends them to dst in order.
+func (r *Ring[T]) PopFront(dst []T, max int) []T {
+	var zero T
+	for ; max > 0 && r.n > 0; max-- {
+		dst = append(dst, r.buf[r.head])
+		// Clearing the slot lets the garbage collector reclaim what the element points to.
+		r.buf[r.head] = zero
+		r.head = r.next(r.head)
+		r.n--
+	}
+	return dst
+}
+
+// PushFront puts vs back in front of the oldest element, keeping their order, as when a
+// batch that was taken out could not be written. If the ring cannot hold them all, the
+// oldest elements overall are evicted, and those are the first of vs. It returns how many
+// were evicted.
+func (r *Ring[T]) PushFront(vs []T) (evicted int) {
+	room := len(r.buf) - r.n
+	if len(vs) > room {
+		evicted = len(vs) - room
+		vs = vs[evicted:]
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		r.head = r.prev(r.head)
+		r.buf[r.head] = vs[i]
+		r.n++
+	}
+	return evicted
+}
+
+// Peek returns the element at position i, 0 being the oldest.
+func (r *Ring[T]) Peek(i int) T { return r.buf[r.index(i)] }
+
+func (r *Ring[T]) index(i int) int {
+	i += r.head
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	return i
+}
+
+func (r *Ring[T]) next(i int) int {
+	if i++; i == len(r.buf) {
+		return 0
+	}
+	return i
+}
+
+func (r *Ring[T]) prev(i int) int {
+	if i == 0 {
+		return len(r.buf) - 1
+	}
+	return i - 1
+}

@@ -1,0 +1,114 @@
+package morse
+
+import (
+	"maps"
+	"sync"
+
+	"github.com/morse-agent/morse/internal/selfstat"
+)
+
+// The self-metric measurements of an output, named as Telegraf names them so that existing
+// dashboards keep working. Drops by reason are a measurement of their own, so that summing
+// internal_write.metrics_dropped per output never counts a drop twice.
+const (
+	measurementWrite        = "internal_write"
+	measurementWriteDropped = "internal_write_dropped"
+)
+
+// outputStats are the counters of one output. The hot path touches only atomics; the lock
+// guards the lazily created per-reason counters.
+type outputStats struct {
+	reg  *selfstat.Registry
+	tags map[string]string
+
+	bufferSize, bufferLimit           *Counter
+	added, written, dropped, filtered *Counter
+	writeErrors, writeTimeNs          *Counter
+	bufferFull                        *Counter // the one reason on the hot path, kept at hand
+
+	mu       sync.Mutex
+	byReason map[string]*Counter
+}
+
+func newOutputStats(reg *selfstat.Registry, tags map[string]string) *outputStats {
+	if reg == nil {
+		reg = selfstat.New()
+	}
+	c := func(field string) *Counter { return reg.Counter(measurementWrite, tags, field) }
+	s := &outputStats{
+		reg: reg, tags: maps.Clone(tags),
+		bufferSize: c("buffer_size"), bufferLimit: c("buffer_limit"),
+		added: c("metrics_added"), written: c("metrics_written"),
+		dropped: c("metrics_dropped"), filtered: c("metrics_filtered"),
+		writeErrors: c("write_errors"), writeTimeNs: c("write_time_ns"),
+		byReason: map[string]*Counter{},
+	}
+	s.bufferFull = s.reasonCounter(ReasonBufferFull)
+	return s
+}
+
+func (s *outputStats) reasonCounter(reason string) *Counter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.byReason[reason]
+	if !ok {
+		tags := maps.Clone(s.tags)
+		tags["reason"] = reason
+		c = s.reg.Counter(measurementWriteDropped, tags, "metrics_dropped")
+		s.byReason[reason] = c
+	}
+	return c
+}
+
+// drop counts n metrics lost for reason.
+func (s *outputStats) drop(reason string, n int) {
+	if n <= 0 {
+		return
+	}
+	s.dropped.Add(int64(n))
+	if reason == ReasonBufferFull {
+		s.bufferFull.Add(int64(n))
+		return
+	}
+	s.reasonCounter(reason).Add(int64(n))
+}
+
+// unregister removes the output's series, for an output that a reload took away.
+func (s *outputStats) unregister() {
+	s.reg.Remove(measurementWrite, s.tags)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for reason := range s.byReason {
+		tags := maps.Clone(s.tags)
+		tags["reason"] = reason
+		s.reg.Remove(measurementWriteDropped, tags)
+	}
+}
+
+// WriterStats is a snapshot of a BatchWriter's counters.
+type WriterStats struct {
+	Added           int64            // metrics handed to Write
+	Written         int64            // metrics the sink stored
+	Dropped         int64            // metrics lost, all reasons together
+	DroppedByReason map[string]int64 // metrics lost, by reason
+	Filtered        int64            // metrics an output's filter rejected
+	WriteErrors     int64            // failed writes, retried or not
+	BufferSize      int              // metrics waiting, not counting a batch in flight
+	BufferLimit     int
+}
+
+func (s *outputStats) snapshot() WriterStats {
+	st := WriterStats{
+		Added: s.added.Get(), Written: s.written.Get(), Dropped: s.dropped.Get(),
+		Filtered: s.filtered.Get(), WriteErrors: s.writeErrors.Get(),
+		BufferLimit: int(s.bufferLimit.Get()), DroppedByReason: map[string]int64{},
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for r, c := range s.byReason {
+		if v := c.Get(); v > 0 {
+			st.DroppedByReason[r] = v
+		}
+	}
+	return st
+}
