@@ -1,0 +1,210 @@
+package mem
+
+import (
+	"context"
+	"errors"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// sample is a VirtualMemoryStat whose every field has its own value, so that a field wired
+// to the wrong statistic shows up.
+func sample() *mem.VirtualMemoryStat {
+	return &mem.VirtualMemoryStat{
+		Total: 1000, Available: 250, Used: 500, Free: 4, Active: 5, Inactive: 6, Wired: 7,
+		Laundry: 8, Buffers: 9, Cached: 10, WriteBack: 11, Dirty: 12, WriteBackTmp: 13, Shared: 14,
+		Slab: 15, Sreclaimable: 16, Sunreclaim: 17, PageTables: 18, SwapCached: 19, CommitLimit: 20,
+		CommittedAS: 21, HighTotal: 22, HighFree: 23, LowTotal: 24, LowFree: 25, SwapTotal: 26,
+		SwapFree: 27, Mapped: 28, VmallocTotal: 29, VmallocUsed: 30, VmallocChunk: 31,
+		HugePagesTotal: 32, HugePagesFree: 33, HugePagesRsvd: 34, HugePagesSurp: 35,
+		HugePageSize: 36, AnonHugePages: 37,
+	}
+}
+
+func fixed(vm *mem.VirtualMemoryStat, err error) VirtualMemoryFunc {
+	return func(context.Context) (*mem.VirtualMemoryStat, error) { return vm, err }
+}
+
+func gather(t *testing.T, m *Mem) morse.Metric {
+	t.Helper()
+	acc := &testutil.Accumulator{}
+	require.NoError(t, m.Gather(context.Background(), acc))
+	ms := acc.Metrics()
+	require.Len(t, ms, 1)
+	require.Equal(t, "mem", ms[0].Name())
+	require.Empty(t, ms[0].Tags())
+	return ms[0]
+}
+
+func fieldsOf(m morse.Metric) map[string]any {
+	out := map[string]any{}
+	for _, f := range m.Fields() {
+		out[f.Key] = f.Value.Interface()
+	}
+	return out
+}
+
+func keysOf(m morse.Metric) []string {
+	var out []string
+	for _, f := range m.Fields() {
+		out = append(out, f.Key)
+	}
+	return out
+}
+
+func TestRegisteredWithTelegrafDefaults(t *testing.T) {
+	info, ok := morse.DefaultRegistry().Input("mem")
+	require.True(t, ok)
+	require.Equal(t, Description, info.Description)
+	require.True(t, strings.HasPrefix(info.SampleConfig, "[[inputs.mem]]\n"), "sample.conf starts with its header")
+	m, ok := info.New().(*Mem)
+	require.True(t, ok)
+	require.False(t, m.CollectExtended)
+
+	// The sample shows each option commented out at its default; uncommented, every key is
+	// one the plugin knows and every value is the default.
+	option := regexp.MustCompile(`(?m)^\s*# (\w+ = .*)$`)
+	body := option.ReplaceAllString(strings.TrimPrefix(info.SampleConfig, "[[inputs.mem]]\n"), "$1")
+	require.Contains(t, body, "collect_extended = false")
+	fresh := New()
+	md, err := toml.Decode(body, fresh)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded())
+	require.False(t, fresh.CollectExtended)
+}
+
+func TestLinuxFields(t *testing.T) {
+	m := New()
+	m.goos = "linux"
+	m.VirtualMemory = fixed(sample(), nil)
+	got := gather(t, m)
+	require.Equal(t, map[string]any{
+		"active": int64(5), "available": int64(250), "available_percent": 25.0, "buffered": int64(9),
+		"cached": int64(10), "commit_limit": int64(20), "committed_as": int64(21), "dirty": int64(12),
+		"free": int64(4), "high_free": int64(23), "high_total": int64(22), "huge_page_size": int64(36),
+		"huge_pages_free": int64(33), "huge_pages_total": int64(32), "inactive": int64(6),
+		"low_free": int64(25), "low_total": int64(24), "mapped": int64(28), "page_tables": int64(18),
+		"shared": int64(14), "slab": int64(15), "sreclaimable": int64(16), "sunreclaim": int64(17),
+		"swap_cached": int64(19), "swap_free": int64(27), "swap_total": int64(26), "total": int64(1000),
+		"used": int64(500), "used_percent": 50.0, "vmalloc_chunk": int64(31), "vmalloc_total": int64(29),
+		"vmalloc_used": int64(30), "write_back": int64(11), "write_back_tmp": int64(13),
+	}, fieldsOf(got))
+	require.True(t, slices.IsSorted(keysOf(got)), "fields in alphabetical order")
+}
+
+func TestPlatformFieldSets(t *testing.T) {
+	base := []string{"available", "available_percent", "total", "used", "used_percent"}
+	tests := []struct {
+		goos  string
+		extra []string
+	}{
+		{goos: "darwin", extra: []string{"active", "free", "inactive", "wired"}},
+		{goos: "openbsd", extra: []string{"active", "cached", "free", "inactive", "wired"}},
+		{goos: "freebsd", extra: []string{"active", "buffered", "cached", "free", "inactive", "laundry", "wired"}},
+		{goos: "windows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.goos, func(t *testing.T) {
+			m := &Mem{goos: tt.goos, VirtualMemory: fixed(sample(), nil)}
+			want := slices.Sorted(slices.Values(append(slices.Clone(base), tt.extra...)))
+			require.Equal(t, want, keysOf(gather(t, m)))
+		})
+	}
+}
+
+func TestEdgeValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		vm    *mem.VirtualMemoryStat
+		check func(t *testing.T, f map[string]any)
+	}{
+		{
+			name: "zero total leaves out the percentages instead of writing NaN",
+			vm:   &mem.VirtualMemoryStat{},
+			check: func(t *testing.T, f map[string]any) {
+				require.NotContains(t, f, "used_percent")
+				require.NotContains(t, f, "available_percent")
+				require.Equal(t, int64(0), f["total"])
+			},
+		},
+		{
+			name: "values beyond int64 are clamped, as Telegraf's serializer does",
+			vm:   &mem.VirtualMemoryStat{Total: math.MaxUint64, VmallocTotal: 1 << 63, Used: 1},
+			check: func(t *testing.T, f map[string]any) {
+				require.Equal(t, int64(math.MaxInt64), f["total"])
+				require.Equal(t, int64(math.MaxInt64), f["vmalloc_total"])
+				require.Equal(t, int64(1), f["used"])
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &Mem{goos: "linux", VirtualMemory: fixed(tt.vm, nil)}
+			tt.check(t, fieldsOf(gather(t, m)))
+		})
+	}
+}
+
+func TestCollectExtended(t *testing.T) {
+	ext := []morse.Field{{Key: "active_file", Value: morse.Int(1)}, {Key: "unevictable", Value: morse.Int(2)}}
+	m := &Mem{goos: "linux", CollectExtended: true, VirtualMemory: fixed(sample(), nil),
+		extended: func(context.Context) ([]morse.Field, error) { return ext, nil }}
+	require.NoError(t, m.Validate(), "collect_extended is valid on Linux")
+	got := gather(t, m)
+	f := fieldsOf(got)
+	require.Len(t, f, 36)
+	require.Equal(t, int64(1), f["active_file"])
+	require.Equal(t, int64(2), f["unevictable"])
+	require.True(t, slices.IsSorted(keysOf(got)))
+
+	m.extended = func(context.Context) ([]morse.Field, error) { return nil, errors.New("no meminfo") }
+	acc := &testutil.Accumulator{}
+	require.ErrorContains(t, m.Gather(context.Background(), acc), "reading extended memory statistics: no meminfo")
+	require.Empty(t, acc.Metrics())
+}
+
+func TestGatherFailsWhenMemoryCannotBeRead(t *testing.T) {
+	m := &Mem{VirtualMemory: fixed(nil, errors.New("permission denied"))}
+	acc := &testutil.Accumulator{}
+	require.ErrorContains(t, m.Gather(context.Background(), acc), "reading virtual memory: permission denied")
+	require.Empty(t, acc.Metrics())
+}
+
+func TestGoldenRealGather(t *testing.T) {
+	shapes, err := testutil.LoadShapes("../../../testdata/inputs/mem.golden")
+	require.NoError(t, err)
+	m := New()
+	md, err := toml.Decode(shapes.Config, m)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
+	require.NoError(t, m.Validate())
+
+	acc := &testutil.Accumulator{}
+	require.NoError(t, m.Gather(context.Background(), acc))
+	require.Empty(t, acc.Errors())
+	ms := acc.Metrics()
+	require.Len(t, ms, 1)
+	require.Empty(t, shapes.Check(ms))
+	// The check is not vacuous: a field of another OS is caught, and so is a wrong type.
+	require.Equal(t, []string{"mem: field wired: emitted but marked absent-here"},
+		shapes.Check([]morse.Metric{ms[0].WithField("wired", morse.Int(0))}))
+	require.Equal(t, []string{"mem: field total: type unsigned, golden says integer"},
+		shapes.Check([]morse.Metric{ms[0].WithField("total", morse.Uint(1))}))
+
+	// Plausibility of the real values: a machine has memory, and percentages are percentages.
+	f := fieldsOf(ms[0])
+	require.Positive(t, f["total"])
+	require.GreaterOrEqual(t, f["total"], f["available"])
+	require.InDelta(t, 50.0, f["used_percent"], 50.0)
+	require.InDelta(t, 50.0, f["available_percent"], 50.0)
+}
