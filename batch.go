@@ -37,8 +37,10 @@ type BatchOptions struct {
 	// same plugin, as Telegraf's alias option does.
 	Alias string
 
-	// stats is where the agent wants the self-metrics; a private registry if nil.
-	stats *selfstat.Registry
+	// stats is where the agent wants the self-metrics; a private registry if nil. The agent
+	// also passes its own totals, which every output adds to.
+	stats                      *selfstat.Registry
+	agentWritten, agentDropped *Counter
 }
 
 // Defaults for BatchOptions and the [agent] table.
@@ -167,6 +169,7 @@ func NewBatchWriter(out Output, opts BatchOptions) (*BatchWriter, error) {
 		tags["alias"] = opts.Alias
 	}
 	w.stats = newOutputStats(opts.stats, tags)
+	w.stats.agentWritten, w.stats.agentDropped = opts.agentWritten, opts.agentDropped
 	w.stats.bufferLimit.Set(int64(w.buf.Cap()))
 	w.stats.bufferSize.Set(int64(w.buf.Len()))
 	w.runCtx, w.cancel = context.WithCancel(context.Background())

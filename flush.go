@@ -151,14 +151,14 @@ func (w *BatchWriter) settle(err error) (retry bool) {
 	switch Classify(err) {
 	case OutcomeWritten:
 		w.buf.Accept(w.batch)
-		w.stats.written.Add(int64(n))
+		w.stats.wrote(n)
 	case OutcomePartial:
 		var pw *PartialWriteError
 		errors.As(err, &pw)
 		dropped := min(max(pw.Dropped, 0), n)
 		w.buf.Accept(w.batch)
 		w.stats.writeErrors.Incr()
-		w.stats.written.Add(int64(n - dropped))
+		w.stats.wrote(n - dropped)
 		w.stats.drop(reasonOr(pw.Reason), dropped)
 		w.dropped(err, dropped)
 	case OutcomeDropped:

@@ -41,22 +41,58 @@ type Field struct {
 	Value int64
 }
 
-type series struct {
+// Series is one measurement with fixed tags and any number of counter fields.
+type Series struct {
 	measurement string
 	tags        []Tag
+	mu          sync.Mutex
 	fields      map[string]*Counter
 	order       []string
+}
+
+// Counter returns the named field of the series, creating it at zero.
+func (s *Series) Counter(field string) *Counter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.fields[field]
+	if !ok {
+		c = &Counter{}
+		s.fields[field] = c
+		s.order = append(s.order, field)
+	}
+	return c
+}
+
+// Alias makes field report the counter c too, so one count can appear under two names, such
+// as Telegraf's name and ours.
+func (s *Series) Alias(field string, c *Counter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.fields[field]; !ok {
+		s.order = append(s.order, field)
+	}
+	s.fields[field] = c
+}
+
+func (s *Series) sample() Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fs := make([]Field, 0, len(s.order))
+	for _, f := range s.order {
+		fs = append(fs, Field{Key: f, Value: s.fields[f].Get()})
+	}
+	return Sample{Measurement: s.measurement, Tags: slices.Clone(s.tags), Fields: fs}
 }
 
 // Registry holds the series. Each agent has its own, so tests never share counters.
 type Registry struct {
 	mu     sync.Mutex
-	series map[string]*series
-	order  []string
+	series []*Series
+	shared map[string]*Series
 }
 
 // New returns an empty registry.
-func New() *Registry { return &Registry{series: map[string]*series{}} }
+func New() *Registry { return &Registry{shared: map[string]*Series{}} }
 
 func seriesKey(measurement string, tags []Tag) string {
 	var b strings.Builder
@@ -79,52 +115,54 @@ func sortedTags(tags map[string]string) []Tag {
 	return out
 }
 
-// Counter returns the counter field of the series (measurement, tags), creating it at zero.
-// Callers keep the pointer: looking it up is for setup, not for every metric.
+// NewSeries adds a series of its own for one plugin instance. Two instances with equal tags
+// (two outputs of one plugin without an alias) get two series, so that each keeps exact
+// counts of its own; they are reported with equal tags, as Telegraf reports them.
+func (r *Registry) NewSeries(measurement string, tags map[string]string) *Series {
+	s := &Series{measurement: measurement, tags: sortedTags(tags), fields: map[string]*Counter{}}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.series = append(r.series, s)
+	return s
+}
+
+// Counter returns the field of the one shared series (measurement, tags), creating it at
+// zero. It suits agent-wide counters; plugin instances use NewSeries. Callers keep the
+// pointer: looking it up is for setup, not for every metric.
 func (r *Registry) Counter(measurement string, tags map[string]string, field string) *Counter {
 	ts := sortedTags(tags)
 	key := seriesKey(measurement, ts)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.series[key]
+	s, ok := r.shared[key]
 	if !ok {
-		s = &series{measurement: measurement, tags: ts, fields: map[string]*Counter{}}
-		r.series[key] = s
-		r.order = append(r.order, key)
+		s = &Series{measurement: measurement, tags: ts, fields: map[string]*Counter{}}
+		r.shared[key] = s
+		r.series = append(r.series, s)
 	}
-	c, ok := s.fields[field]
-	if !ok {
-		c = &Counter{}
-		s.fields[field] = c
-		s.order = append(s.order, field)
-	}
-	return c
+	r.mu.Unlock()
+	return s.Counter(field)
 }
 
 // Remove forgets a series, for a plugin that a reload took away.
-func (r *Registry) Remove(measurement string, tags map[string]string) {
-	key := seriesKey(measurement, sortedTags(tags))
+func (r *Registry) Remove(s *Series) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.series[key]; !ok {
-		return
+	r.series = slices.DeleteFunc(r.series, func(x *Series) bool { return x == s })
+	for k, x := range r.shared {
+		if x == s {
+			delete(r.shared, k)
+		}
 	}
-	delete(r.series, key)
-	r.order = slices.DeleteFunc(r.order, func(k string) bool { return k == key })
 }
 
 // Snapshot reads every series, in the order they were first created.
 func (r *Registry) Snapshot() []Sample {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Sample, 0, len(r.order))
-	for _, key := range r.order {
-		s := r.series[key]
-		fs := make([]Field, 0, len(s.order))
-		for _, f := range s.order {
-			fs = append(fs, Field{Key: f, Value: s.fields[f].Get()})
-		}
-		out = append(out, Sample{Measurement: s.measurement, Tags: slices.Clone(s.tags), Fields: fs})
+	series := slices.Clone(r.series)
+	r.mu.Unlock()
+	out := make([]Sample, 0, len(series))
+	for _, s := range series {
+		out = append(out, s.sample())
 	}
 	return out
 }

@@ -118,7 +118,7 @@ func TestRegistrySeries(t *testing.T) {
 				out := map[string]string{"output": "influxdb"}
 				r.Counter("internal_write", out, "buffer_size").Set(7)
 				r.Counter("internal_write", out, "metrics_written").Add(3)
-				r.Counter("internal_write", map[string]string{"output": "influxdb", "reason": "buffer_full"}, "metrics_dropped").Add(2)
+				r.Counter("internal_write_dropped", map[string]string{"output": "influxdb", "reason": "buffer_full"}, "metrics_dropped").Add(2)
 			},
 			want: []series{
 				{Name: "internal_agent", Tags: map[string]string{}, Fields: map[string]int64{"metrics_gathered": 5}},
@@ -126,7 +126,7 @@ func TestRegistrySeries(t *testing.T) {
 					Fields: map[string]int64{"metrics_gathered": 5, "gather_time_ns": 1200}},
 				{Name: "internal_write", Tags: map[string]string{"output": "influxdb"},
 					Fields: map[string]int64{"buffer_size": 7, "metrics_written": 3}},
-				{Name: "internal_write", Tags: map[string]string{"output": "influxdb", "reason": "buffer_full"},
+				{Name: "internal_write_dropped", Tags: map[string]string{"output": "influxdb", "reason": "buffer_full"},
 					Fields: map[string]int64{"metrics_dropped": 2}},
 			},
 		},
@@ -134,8 +134,9 @@ func TestRegistrySeries(t *testing.T) {
 			name: "counters at zero are reported, removed series are not",
 			setup: func(r *selfstat.Registry) {
 				r.Counter("internal_write", map[string]string{"output": "file"}, "write_errors")
-				r.Counter("internal_write", map[string]string{"output": "gone"}, "metrics_written").Incr()
-				r.Remove("internal_write", map[string]string{"output": "gone"})
+				gone := r.NewSeries("internal_write", map[string]string{"output": "gone"})
+				gone.Counter("metrics_written").Incr()
+				r.Remove(gone)
 			},
 			want: []series{
 				{Name: "internal_write", Tags: map[string]string{"output": "file"}, Fields: map[string]int64{"write_errors": 0}},

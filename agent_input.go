@@ -1,0 +1,280 @@
+package morse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse/internal/selfstat"
+)
+
+// runningInput is one configured input inside the agent: its gather loop, its accumulator
+// and its counters (internal_gather).
+type runningInput struct {
+	cfg   *InputConfig
+	agent *Agent
+	log   *slog.Logger
+	tags  []Tag // the input's own [inputs.x.tags], sorted
+
+	series                               *selfstat.Series // internal_gather of this input
+	gathered, errs, gatherTime, timeouts *Counter
+
+	errMu  sync.Mutex
+	errLog throttle
+
+	cancel  context.CancelFunc
+	done    chan struct{}
+	service ServiceInput // set once Start succeeded
+}
+
+func (a *Agent) newRunningInput(ic *InputConfig) (*runningInput, error) {
+	ri := &runningInput{cfg: ic, agent: a, errLog: throttle{every: 30 * time.Second}}
+	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
+	for k, v := range ic.Common.Tags {
+		ri.tags = append(ri.tags, Tag{Key: k, Value: v})
+	}
+	sort.Slice(ri.tags, func(i, j int) bool { return ri.tags[i].Key < ri.tags[j].Key })
+	st := map[string]string{"input": ic.Name}
+	if ic.Common.Alias != "" {
+		st["alias"] = ic.Common.Alias
+	}
+	ri.series = a.stats.NewSeries("internal_gather", st)
+	c := ri.series.Counter
+	ri.gathered, ri.errs, ri.gatherTime, ri.timeouts = c("metrics_gathered"), c("errors"), c("gather_time_ns"), c("gather_timeouts")
+
+	if s, ok := ic.Plugin.(LoggerSetter); ok {
+		s.SetLogger(ri.log)
+	}
+	if s, ok := ic.Plugin.(StatsSetter); ok {
+		s.SetStats(NewPluginStats(a.stats, "internal_"+ic.Name, st))
+	}
+	if s, ok := ic.Plugin.(selfStatsUser); ok {
+		s.SetSelfStats(a.stats)
+	}
+	if i, ok := ic.Plugin.(Initializer); ok {
+		if err := i.Init(); err != nil {
+			return ri, fmt.Errorf("inputs.%s (%s): init: %w", ic.Name, ic.Source, err)
+		}
+	}
+	return ri, nil
+}
+
+func (ri *runningInput) interval() time.Duration {
+	if ri.cfg.Interval > 0 {
+		return ri.cfg.Interval
+	}
+	return time.Duration(ri.agent.cfg.Agent.Interval)
+}
+
+// start starts a service input and the gather loop.
+func (ri *runningInput) start(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	if s, ok := ri.cfg.Plugin.(ServiceInput); ok {
+		if err := s.Start(ctx, ri.accumulator(ri.fanOut)); err != nil {
+			cancel()
+			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
+		}
+		ri.service = s
+	}
+	ri.cancel, ri.done = cancel, make(chan struct{})
+	go ri.loop(ctx)
+	return nil
+}
+
+// stop ends the gather loop, waiting for a gather in progress, then stops a service input.
+func (ri *runningInput) stop() {
+	if ri.cancel == nil {
+		return
+	}
+	ri.cancel()
+	<-ri.done
+	if ri.service != nil {
+		ri.service.Stop()
+		ri.service = nil
+	}
+	ri.cancel = nil
+}
+
+// loop gathers every interval. With round_interval the first gather waits for the next
+// multiple of the interval, as Telegraf does, so that hosts report on the same marks;
+// without it the first gather is at once. A gather that overruns skips the marks it missed
+// rather than queueing them, and collection_jitter delays each gather by a random amount.
+func (ri *runningInput) loop(ctx context.Context) {
+	defer close(ri.done)
+	interval := ri.interval()
+	st := ri.agent.state.Load()
+	next := time.Now()
+	if st.roundInterval {
+		next = next.Truncate(interval).Add(interval)
+	}
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if j := ri.agent.state.Load().jitter; j > 0 {
+			timer.Reset(time.Duration(rand.Int64N(int64(j))))
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		ri.gatherOnce(ctx, ri.accumulator(ri.fanOut))
+		next = next.Add(interval)
+		if now := time.Now(); !next.After(now) {
+			missed := now.Sub(next)/interval + 1
+			next = next.Add(missed * interval)
+			ri.log.Warn("gather took longer than the interval; skipped collections", "skipped", int(missed), "interval", interval)
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+// gatherOnce runs one Gather, bounded by the interval, and counts its time and outcome.
+func (ri *runningInput) gatherOnce(ctx context.Context, acc Accumulator) {
+	gctx, cancel := context.WithTimeout(ctx, ri.interval())
+	defer cancel()
+	start := time.Now()
+	err := ri.cfg.Plugin.Gather(gctx, acc)
+	ri.gatherTime.Add(int64(time.Since(start)))
+	if errors.Is(gctx.Err(), context.DeadlineExceeded) {
+		ri.timeouts.Incr()
+	}
+	if err != nil {
+		acc.AddError(err)
+	}
+}
+
+// fanOut hands m to every output. It never blocks: each output's buffer evicts on its own.
+func (ri *runningInput) fanOut(m Metric) {
+	for _, ro := range ri.agent.state.Load().outputs {
+		ro.add(m)
+	}
+}
+
+func (ri *runningInput) accumulator(emit func(Metric)) *accumulator {
+	return &accumulator{in: ri, emit: emit}
+}
+
+// accumulator applies the input's options and the agent's global settings to each metric,
+// then emits it: to the outputs when running, to a printer under --test.
+type accumulator struct {
+	in   *runningInput
+	emit func(Metric)
+}
+
+// AddMetric implements Accumulator.
+func (acc *accumulator) AddMetric(m Metric) {
+	m, ok := acc.in.process(m, acc.in.agent.state.Load())
+	if !ok {
+		return
+	}
+	acc.in.gathered.Incr()
+	acc.in.agent.gathered.Incr()
+	acc.emit(m)
+}
+
+// AddFields implements Accumulator.
+func (acc *accumulator) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
+	tm := time.Now()
+	if len(t) > 0 {
+		tm = t[0]
+	}
+	m, skipped := NewMetricFromMaps(name, maps.Clone(tags), fields, tm)
+	if skipped > 0 {
+		acc.AddError(fmt.Errorf("%s: %d fields of unsupported types left out", name, skipped))
+	}
+	if len(m.Fields()) > 0 {
+		acc.AddMetric(m)
+	}
+}
+
+// AddError implements Accumulator: the error is counted and logged, at most once per 30 s
+// per input, with the number held back since.
+func (acc *accumulator) AddError(err error) {
+	if err == nil {
+		return
+	}
+	ri := acc.in
+	ri.errs.Incr()
+	ri.agent.gatherErrors.Incr()
+	ri.errMu.Lock()
+	ok, suppressed := ri.errLog.allow(time.Now())
+	ri.errMu.Unlock()
+	if ok {
+		ri.log.Error("gather error", "error", err, "similar_suppressed", suppressed)
+	}
+}
+
+// process applies, in Telegraf's order, the input's filter, its name options, its tags and
+// the global tags (neither replaces a tag the metric already has), and the precision.
+func (ri *runningInput) process(m Metric, st *agentState) (Metric, bool) {
+	if ri.cfg.Filter != nil {
+		var ok bool
+		if m, ok = ri.cfg.Filter.Apply(m); !ok {
+			return m, false
+		}
+	}
+	c := &ri.cfg.Common
+	if c.NameOverride != "" {
+		m = m.WithName(c.NameOverride)
+	}
+	if c.NamePrefix != "" || c.NameSuffix != "" {
+		m = m.WithName(c.NamePrefix + m.Name() + c.NameSuffix)
+	}
+	m.tags = mergeMissingTags(m.tags, ri.tags)
+	m.tags = mergeMissingTags(m.tags, st.globalTags)
+	if m.tm.IsZero() {
+		m.tm = time.Now()
+	}
+	if st.precision > time.Nanosecond {
+		m.tm = m.tm.Round(st.precision)
+	}
+	return m, true
+}
+
+// mergeMissingTags adds the tags of extra (sorted) that have sorted keys not in have. It
+// builds a new slice only when something is missing, so metrics that already carry every
+// tag cost nothing, and it never writes to have, which other copies may share.
+func mergeMissingTags(have, extra []Tag) []Tag {
+	if len(extra) == 0 {
+		return have
+	}
+	missing := 0
+	for i, j := 0, 0; j < len(extra); {
+		switch {
+		case i < len(have) && have[i].Key < extra[j].Key:
+			i++
+		case i < len(have) && have[i].Key == extra[j].Key:
+			i, j = i+1, j+1
+		default:
+			missing, j = missing+1, j+1
+		}
+	}
+	if missing == 0 {
+		return have
+	}
+	out := make([]Tag, 0, len(have)+missing)
+	i, j := 0, 0
+	for i < len(have) || j < len(extra) {
+		switch {
+		case j == len(extra) || (i < len(have) && have[i].Key < extra[j].Key):
+			out, i = append(out, have[i]), i+1
+		case i < len(have) && have[i].Key == extra[j].Key:
+			out, i, j = append(out, have[i]), i+1, j+1
+		default:
+			out, j = append(out, extra[j]), j+1
+		}
+	}
+	return out
+}

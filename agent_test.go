@@ -1,0 +1,311 @@
+package morse
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// seqInput emits Count metrics per gather, numbered on from the last gather.
+type seqInput struct {
+	Count int    `toml:"count"`
+	Name  string `toml:"measurement"`
+	mu    sync.Mutex
+	n     int
+}
+
+func (s *seqInput) Gather(_ context.Context, acc Accumulator) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range s.Count {
+		acc.AddMetric(NewMetric(s.Name, []Tag{{Key: "src", Value: "seq"}}, []Field{{Key: "v", Value: Int(int64(s.n))}}, time.Now()))
+		s.n++
+	}
+	return nil
+}
+
+// sinkOutput is a test output that the test finds again by its sink name, even when a
+// reload built the config anew.
+type sinkOutput struct {
+	Sink string `toml:"sink"`
+	Tag  string `toml:"tag"` // changing it changes the fingerprint
+	scriptOutput
+}
+
+// testSinks records the sinkOutput instances of one test by name.
+type testSinks struct {
+	mu    sync.Mutex
+	sinks map[string][]*sinkOutput
+	down  map[string]bool
+}
+
+func (ts *testSinks) registry(t *testing.T) *Registry {
+	reg := NewRegistry()
+	require.NoError(t, reg.AddInput(InputInfo{Name: "seq", Description: "numbers", New: func() Input { return &seqInput{Count: 1, Name: "seq"} }}))
+	require.NoError(t, reg.AddOutput(OutputInfo{Name: "sink", Description: "memory", New: func() Output {
+		o := &sinkOutput{}
+		o.answer = func(int, []Metric) error {
+			ts.mu.Lock()
+			defer ts.mu.Unlock()
+			if ts.down[o.Sink] {
+				return errors.New("connection refused")
+			}
+			return nil
+		}
+		return o
+	}}))
+	return reg
+}
+
+func (ts *testSinks) setDown(name string, down bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.down[name] = down
+}
+
+func loadTestConfig(t *testing.T, reg *Registry, text string) *Config {
+	t.Helper()
+	cfg, err := LoadConfig(LoadOptions{Registry: reg, Sources: []ConfigSource{{Name: "test.conf", Data: []byte(text)}}})
+	require.NoError(t, err)
+	return cfg
+}
+
+func outputOf(cfg *Config, i int) *sinkOutput { return cfg.Outputs[i].Plugin.(*sinkOutput) }
+
+// runAgent runs a in the background and returns a stop function that ends it and returns
+// Run's error.
+func runAgent(t *testing.T, a *Agent) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(ctx) }()
+	return func() error { cancel(); return <-errc }
+}
+
+const agentBase = `
+[global_tags]
+  dc = "eu"
+[agent]
+  interval = "1s"
+  round_interval = false
+  flush_interval = "1s"
+  hostname = "h1"
+  shutdown_timeout = "5s"
+`
+
+func TestAgentAppliesTagsAndNamesAndFansOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+`
+[[inputs.seq]]
+  count = 2
+  name_prefix = "p_"
+  [inputs.seq.tags]
+    src = "ignored: the metric has its own"
+    role = "db"
+[[outputs.sink]]
+  sink = "a"
+[[outputs.sink]]
+  sink = "b"
+  namedrop = ["p_*"]
+`)
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(2500 * time.Millisecond)
+		require.NoError(t, stop())
+		_, written := outputOf(cfg, 0).snapshot()
+		require.Len(t, written, 6, "three gathers of two metrics")
+		m := written[0]
+		require.Equal(t, "p_seq", m.Name())
+		require.Equal(t, []Tag{{"dc", "eu"}, {"host", "h1"}, {"role", "db"}, {"src", "seq"}}, m.Tags())
+		_, filtered := outputOf(cfg, 1).snapshot()
+		require.Empty(t, filtered)
+		st := a.Outputs()
+		require.Len(t, st, 2, "counters stay readable after the agent stopped")
+		require.Equal(t, int64(6), st[0].Stats.Written)
+		require.Equal(t, int64(6), st[1].Stats.Filtered, "namedrop counts as filtered, not dropped")
+		require.Zero(t, st[1].Stats.Dropped)
+	})
+}
+
+func TestAgentSlowOutputDelaysNeitherGatheringNorOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{"down": true}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+`
+[[inputs.seq]]
+[[outputs.sink]]
+  sink = "down"
+  flush_interval = "700ms" # never at the same instant as a gather: the order would be arbitrary
+[[outputs.sink]]
+  sink = "up"
+  flush_interval = "700ms"
+`)
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(30*time.Second + 500*time.Millisecond)
+		synctest.Wait()
+		_, up := outputOf(cfg, 1).snapshot()
+		require.Equal(t, seqRange(0, 31), seqs(up), "the healthy output got every gather on time")
+		downCalls, _ := outputOf(cfg, 0).snapshot()
+		require.Less(t, len(downCalls), 10, "the failing output backs off instead of retrying every flush")
+		downStats := a.Outputs()[0].Stats
+		require.Equal(t, 31, downStats.BufferSize, "the failing output holds everything")
+		require.Zero(t, downStats.Written)
+		ts.setDown("down", false)
+		time.Sleep(time.Minute)
+		require.NoError(t, stop())
+		_, down := outputOf(cfg, 0).snapshot()
+		require.Equal(t, seqs(up)[:31], seqs(down)[:31], "after recovery it delivers in order")
+	})
+}
+
+func TestAgentReloadKeepsBufferOfUnchangedOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{"keep": true}}
+		reg := ts.registry(t)
+		text := func(tag string) string {
+			return agentBase + `
+[[inputs.seq]]
+[[outputs.sink]]
+  sink = "keep"
+[[outputs.sink]]
+  sink = "change"
+  tag = "` + tag + `"
+`
+		}
+		cfg1 := loadTestConfig(t, reg, text("one"))
+		a, err := NewAgent(cfg1, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(9*time.Second + 500*time.Millisecond) // 10 gathers held by "keep", which is down
+		synctest.Wait()
+		cfg2 := loadTestConfig(t, reg, text("two"))
+		require.Equal(t, cfg1.Outputs[0].Fingerprint, cfg2.Outputs[0].Fingerprint)
+		require.NotEqual(t, cfg1.Outputs[1].Fingerprint, cfg2.Outputs[1].Fingerprint)
+		require.NoError(t, a.Reload(context.Background(), cfg2))
+
+		ts.setDown("keep", false)
+		time.Sleep(2 * time.Minute)
+		require.NoError(t, stop())
+		_, kept := outputOf(cfg1, 0).snapshot()
+		require.Empty(t, outputOf(cfg2, 0).calls, "the unchanged output was not rebuilt")
+		got := seqs(kept)
+		require.Equal(t, seqRange(0, len(got)), got, "nothing lost and nothing doubled across the reload")
+		require.Greater(t, len(got), 100)
+		_, replaced := outputOf(cfg2, 1).snapshot()
+		require.NotEmpty(t, replaced, "the changed output was rebuilt and receives metrics")
+		require.True(t, outputOf(cfg1, 1).closed, "the replaced output was flushed and closed")
+	})
+}
+
+// failingInit is an output whose Init fails, to prove a bad reload changes nothing.
+type failingInit struct{ scriptOutput }
+
+func (f *failingInit) Init() error { return errors.New("no such certificate") }
+
+func TestAgentRefusesReloadThatCannotStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		reg := ts.registry(t)
+		require.NoError(t, reg.AddOutput(OutputInfo{Name: "bad", Description: "fails", New: func() Output { return &failingInit{} }}))
+		cfg1 := loadTestConfig(t, reg, agentBase+"[[inputs.seq]]\n[[outputs.sink]]\n  sink = \"a\"\n")
+		a, err := NewAgent(cfg1, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(1500 * time.Millisecond)
+		cfg2 := loadTestConfig(t, reg, agentBase+"[[inputs.seq]]\n[[outputs.bad]]\n")
+		require.ErrorContains(t, a.Reload(context.Background(), cfg2), "no such certificate")
+		time.Sleep(3 * time.Second)
+		require.NoError(t, stop())
+		_, written := outputOf(cfg1, 0).snapshot()
+		require.Equal(t, seqRange(0, 5), seqs(written), "the old config kept running")
+	})
+}
+
+func TestAgentShutdownReportsUnsentPerOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{"dead": true}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+`
+[[inputs.seq]]
+  count = 3
+[[outputs.sink]]
+  sink = "dead"
+`)
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(1500 * time.Millisecond)
+		start := time.Now()
+		err = stop()
+		var unsent *UnsentError
+		require.ErrorAs(t, err, &unsent)
+		require.Equal(t, "sink", unsent.Output)
+		require.Equal(t, 6, unsent.Left)
+		require.Equal(t, 5*time.Second, time.Since(start), "shutdown_timeout bounds the final flush")
+	})
+}
+
+func TestAgentOnceGathersFlushesAndReports(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+"[[inputs.seq]]\n  count = 4\n[[outputs.sink]]\n  sink = \"a\"\n")
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		require.NoError(t, a.Once(context.Background()))
+		_, written := outputOf(cfg, 0).snapshot()
+		require.Equal(t, seqRange(0, 4), seqs(written))
+
+		ts.setDown("b", true)
+		cfg2 := loadTestConfig(t, ts.registry(t), agentBase+"[[inputs.seq]]\n[[outputs.sink]]\n  sink = \"b\"\n")
+		a2, err := NewAgent(cfg2, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		var unsent *UnsentError
+		require.ErrorAs(t, a2.Once(context.Background()), &unsent)
+		require.Equal(t, 1, unsent.Left)
+	})
+}
+
+func TestAgentInCode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Agent.OmitHostname = true
+		cfg.AddInput("seq", &seqInput{Count: 1, Name: "x"})
+		out := &scriptOutput{}
+		cfg.AddOutput("mem", out)
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		var got []Metric
+		require.NoError(t, a.Test(context.Background(), func(m Metric) { got = append(got, m) }))
+		require.Len(t, got, 1)
+		require.Empty(t, got[0].Tags()[1:], "omit_hostname leaves the host tag out")
+		require.NoError(t, a.Once(context.Background()))
+		_, written := out.snapshot()
+		require.Len(t, written, 1)
+	})
+}
+
+func TestMergeMissingTags(t *testing.T) {
+	tests := []struct {
+		name              string
+		have, extra, want []Tag
+	}{
+		{"nothing to add", []Tag{{"a", "1"}}, nil, []Tag{{"a", "1"}}},
+		{"all present keep own values", []Tag{{"a", "1"}, {"b", "2"}}, []Tag{{"a", "x"}}, []Tag{{"a", "1"}, {"b", "2"}}},
+		{"interleaved", []Tag{{"b", "2"}, {"d", "4"}}, []Tag{{"a", "x"}, {"c", "y"}, {"e", "z"}},
+			[]Tag{{"a", "x"}, {"b", "2"}, {"c", "y"}, {"d", "4"}, {"e", "z"}}},
+		{"empty have", nil, []Tag{{"host", "h"}}, []Tag{{"host", "h"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			have := append([]Tag(nil), tc.have...)
+			require.Equal(t, tc.want, mergeMissingTags(have, tc.extra))
+			require.Equal(t, tc.have, have, "the input slice is never written")
+		})
+	}
+}
