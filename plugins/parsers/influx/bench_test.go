@@ -1,0 +1,54 @@
+package influx_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
+)
+
+// benchInput is 1000 realistic lines: four tags, five fields of mixed types.
+func benchInput() []byte {
+	var b bytes.Buffer
+	for i := range 1000 {
+		fmt.Fprintf(&b, "system_disk,device=nvme0n1p%d,fstype=ext4,host=web-%02d.prod.example.com,region=eu-west-1 "+
+			"used_percent=%d.41234567,free=214748364800u,inodes_used=%di,mode=\"rw\",healthy=true %d\n",
+			i%4, i%50, i%100, 1234567+i, 1700000000123456789+int64(i))
+	}
+	return b.Bytes()
+}
+
+func BenchmarkParser(b *testing.B) {
+	data := benchInput()
+	p := &influx.Parser{}
+	n := 0
+	emit := func(morse.Metric) { n++ }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if res := p.Parse(data, emit); res.Errors != 0 {
+			b.Fatal(res.Err())
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+	b.ReportMetric(float64(testing.AllocsPerRun(5, func() { p.Parse(data, emit) }))/1000, "allocs/line")
+}
+
+func BenchmarkParseReader(b *testing.B) {
+	data := benchInput()
+	p := &influx.Parser{}
+	n := 0
+	emit := func(morse.Metric) { n++ }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := p.ParseReader(bytes.NewReader(data), emit, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}

@@ -1,0 +1,222 @@
+package influx
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
+
+	"github.com/morse-agent/morse"
+)
+
+// run is the state of one Parse call or one ParseReader stream.
+type run struct {
+	prec    int64
+	now     time.Time
+	sp      splitter
+	sc      scratch
+	emit    func(morse.Metric)
+	onErr   func(LineError)
+	lines   int
+	metrics int
+}
+
+func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
+	return &run{prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr}
+}
+
+// parseAvailable parses every complete entry of data from where the splitter stands.
+//
+// One decoder is shared by consecutive valid entries, which is the fast path. The splitter
+// and the decoder agree on where a valid entry ends, but on a malformed one each recovers in
+// its own way (the decoder, for one, can end an entry at a lone carriage return). So a
+// refused entry is judged again by a decoder that sees nothing but the entry, and the next
+// entry gets a fresh decoder that starts exactly where the splitter says: the two never drift
+// apart, and every entry is judged on its own text.
+func (r *run) parseAvailable(data []byte, atEOF bool) {
+	var dec *lineprotocol.Decoder
+	for {
+		e, ok := r.sp.next(data, atEOF)
+		if !ok {
+			return
+		}
+		r.lines++
+		if dec == nil {
+			dec = lineprotocol.NewDecoderWithBytes(data[e.start:])
+		}
+		m, err := r.decodeNext(dec)
+		if err != nil {
+			m, err = r.decodeNext(lineprotocol.NewDecoderWithBytes(data[e.start:e.end]))
+			dec = nil
+		}
+		if err != nil {
+			r.fail(data[e.start:e.end], e, err)
+			continue
+		}
+		r.metrics++
+		r.emit(m)
+	}
+}
+
+// decodeNext advances dec to its next entry and decodes it.
+func (r *run) decodeNext(dec *lineprotocol.Decoder) (morse.Metric, error) {
+	if !dec.Next() {
+		return morse.Metric{}, &ParseError{Reason: "missing measurement"}
+	}
+	return r.decode(dec)
+}
+
+// fail reports a refused entry. The decoder that refused it started at the entry, so its
+// line numbers count from the entry's first line.
+func (r *run) fail(text []byte, e entry, err error) {
+	var de *lineprotocol.DecodeError
+	if errors.As(err, &de) {
+		// The copy counts lines in the whole input, so that its "at line L:C" detail agrees
+		// with LineError.Line.
+		abs := *de
+		abs.Line = de.Line - 1 + int64(e.line)
+		at, before := context(text, int(de.Line)-1, de.Column)
+		err = &ParseError{Reason: reason(de.Err.Error(), at, before), Err: &abs}
+	}
+	r.onErr(LineError{Line: e.line, Text: quote(text), Err: err})
+}
+
+// scratch collects the strings of one entry in a single buffer, so that the metric needs one
+// string allocation for its name, keys and string values, plus its tag and field slices.
+type scratch struct {
+	text   []byte
+	tags   []tagRef
+	fields []fieldRef
+}
+
+type span struct{ off, end int }
+
+type tagRef struct{ key, val span }
+
+type fieldRef struct {
+	key   span
+	val   morse.Value // the value, unless it is a string
+	str   span        // the string value, when isStr
+	isStr bool
+}
+
+func (sc *scratch) add(b []byte) span {
+	off := len(sc.text)
+	sc.text = append(sc.text, b...)
+	return span{off, len(sc.text)}
+}
+
+// decode reads the entry that dec stands at.
+func (r *run) decode(dec *lineprotocol.Decoder) (morse.Metric, error) {
+	sc := &r.sc
+	sc.text, sc.tags, sc.fields = sc.text[:0], sc.tags[:0], sc.fields[:0]
+	name, err := dec.Measurement()
+	if err != nil {
+		return morse.Metric{}, err
+	}
+	nameSpan := sc.add(name)
+	for {
+		key, val, err := dec.NextTag()
+		if err != nil {
+			return morse.Metric{}, err
+		}
+		if key == nil {
+			break
+		}
+		sc.tags = append(sc.tags, tagRef{sc.add(key), sc.add(val)})
+	}
+	for {
+		key, kind, val, err := dec.NextFieldBytes()
+		if err != nil {
+			return morse.Metric{}, err
+		}
+		if key == nil {
+			break
+		}
+		f := fieldRef{key: sc.add(key)}
+		if kind == lineprotocol.String {
+			f.str, f.isStr = sc.add(val), true
+		} else if f.val, err = convert(kind, val); err != nil {
+			return morse.Metric{}, err
+		}
+		sc.fields = append(sc.fields, f)
+	}
+	if len(sc.fields) == 0 {
+		return morse.Metric{}, &ParseError{Reason: "missing fields"}
+	}
+	ts, err := dec.TimeBytes()
+	if err != nil {
+		return morse.Metric{}, err
+	}
+	t, err := r.timestamp(ts)
+	if err != nil {
+		return morse.Metric{}, err
+	}
+	return sc.build(nameSpan, t)
+}
+
+// build makes the metric from the collected spans, with slices of exact capacity.
+func (sc *scratch) build(name span, t time.Time) (morse.Metric, error) {
+	s := string(sc.text)
+	str := func(sp span) string { return s[sp.off:sp.end] }
+	var tags []morse.Tag
+	if len(sc.tags) > 0 {
+		tags = make([]morse.Tag, len(sc.tags))
+		for i, tr := range sc.tags {
+			tags[i] = morse.Tag{Key: str(tr.key), Value: str(tr.val)}
+		}
+		cmp := func(a, b morse.Tag) int { return strings.Compare(a.Key, b.Key) }
+		if !slices.IsSortedFunc(tags, cmp) {
+			slices.SortFunc(tags, cmp)
+		}
+		for i := 1; i < len(tags); i++ {
+			if tags[i].Key == tags[i-1].Key {
+				// InfluxDB refuses the line rather than guess which value was meant.
+				return morse.Metric{}, &ParseError{Reason: "duplicate tags"}
+			}
+		}
+	}
+	fields := make([]morse.Field, len(sc.fields))
+	for i, fr := range sc.fields {
+		v := fr.val
+		if fr.isStr {
+			v = morse.String(str(fr.str))
+		}
+		fields[i] = morse.Field{Key: str(fr.key), Value: v}
+	}
+	return morse.NewMetric(str(name), tags, fields, t), nil
+}
+
+// The nanosecond range that InfluxDB stores; the serializer refuses the same times.
+const (
+	minNanos = -1<<63 + 2
+	maxNanos = 1<<63 - 2
+)
+
+var errTimeRange = &ParseError{Reason: "time outside range -9223372036854775806 - 9223372036854775806"}
+
+// timestamp converts the timestamp of an entry, or gives the run's time when there is none.
+func (r *run) timestamp(b []byte) (time.Time, error) {
+	if b == nil {
+		return r.now, nil
+	}
+	n, err := parseInt(b)
+	if err != nil {
+		if isRange(err) {
+			return time.Time{}, errTimeRange
+		}
+		return time.Time{}, &ParseError{Reason: "bad timestamp"}
+	}
+	if p := r.prec; p != 1 {
+		if n > maxNanos/p || n < minNanos/p {
+			return time.Time{}, errTimeRange
+		}
+		n *= p
+	}
+	if n < minNanos || n > maxNanos {
+		return time.Time{}, errTimeRange
+	}
+	return time.Unix(0, n).UTC(), nil
+}

@@ -1,0 +1,143 @@
+package influx_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
+)
+
+// mixedInput has good and bad entries, comments, CRLF and strings that span lines.
+const mixedInput = "# header\r\n" +
+	"cpu,host=a usage=1.5 1000\r\n" +
+	"p v=2 garbage\n" +
+	"log msg=\"first\nsecond\" 2000\n" +
+	"\n" +
+	"bad,a s=\"x\ny\" 1\n" +
+	"m v=1.5i\n" +
+	"mem used=10i 3000"
+
+func readAll(t *testing.T, p *influx.Parser, r io.Reader) ([]point, []influx.LineError, error) {
+	t.Helper()
+	var (
+		got  []point
+		errs []influx.LineError
+	)
+	err := p.ParseReader(r, func(m morse.Metric) { got = append(got, toPoint(m)) }, func(e influx.LineError) { errs = append(errs, e) })
+	return got, errs, err
+}
+
+func TestParseReaderMatchesParse(t *testing.T) {
+	p := &influx.Parser{Now: func() time.Time { return now }}
+	want, res := parseString(t, p, mixedInput)
+	require.Equal(t, 3, res.Metrics)
+	require.Equal(t, []int{3, 7, 9}, []int{res.Errs[0].Line, res.Errs[1].Line, res.Errs[2].Line})
+	readers := map[string]func() io.Reader{
+		"whole":    func() io.Reader { return strings.NewReader(mixedInput) },
+		"one byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(mixedInput)) },
+		"halves":   func() io.Reader { return iotest.HalfReader(strings.NewReader(mixedInput)) },
+		"data+EOF": func() io.Reader { return iotest.DataErrReader(strings.NewReader(mixedInput)) },
+	}
+	for name, r := range readers {
+		t.Run(name, func(t *testing.T) {
+			got, errs, err := readAll(t, p, r())
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			require.Equal(t, res.Errs, errs)
+		})
+	}
+}
+
+// TestParseReaderStreams checks that each line is emitted as soon as it has arrived, before
+// the next one is written: a listener must not wait for the connection to close.
+func TestParseReaderStreams(t *testing.T) {
+	pr, pw := io.Pipe()
+	emitted := make(chan string)
+	done := make(chan error, 1)
+	go func() {
+		p := &influx.Parser{}
+		done <- p.ParseReader(pr, func(m morse.Metric) { emitted <- m.Name() }, nil)
+	}()
+	for _, name := range []string{"first", "second", "third"} {
+		_, err := io.WriteString(pw, name+" v=1\n")
+		require.NoError(t, err)
+		require.Equal(t, name, <-emitted)
+	}
+	require.NoError(t, pw.Close())
+	require.NoError(t, <-done)
+}
+
+func TestParseReaderLongLines(t *testing.T) {
+	long := "big,host=" + strings.Repeat("x", 60) + " v=1"
+	in := "a v=1\n" + long + "\nb v=2\n# " + strings.Repeat("c", 60) + "\nc v=3\n" + long
+	for name, r := range map[string]io.Reader{
+		"whole":    strings.NewReader(in),
+		"one byte": iotest.OneByteReader(strings.NewReader(in)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := &influx.Parser{MaxLineBytes: 32}
+			got, errs, err := readAll(t, p, r)
+			require.NoError(t, err)
+			require.Len(t, got, 3)
+			require.Equal(t, []string{"a", "b", "c"}, []string{got[0].Name, got[1].Name, got[2].Name})
+			require.Len(t, errs, 2)
+			require.Equal(t, []int{2, 6}, []int{errs[0].Line, errs[1].Line})
+			require.Equal(t, "line too long (more than 32 bytes)", errs[0].Err.Error())
+			require.True(t, strings.HasPrefix(long, errs[0].Text), errs[0].Text)
+		})
+	}
+
+	// Long blank and comment lines are not entries: they are skipped without an error,
+	// even when a lone carriage return at their end makes the rest of the line one.
+	in = strings.Repeat(" ", 50) + "\rx\n# " + strings.Repeat("c", 50) + "\nok v=1\n"
+	got, errs, err := readAll(t, &influx.Parser{MaxLineBytes: 8}, iotest.OneByteReader(strings.NewReader(in)))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Len(t, errs, 1)
+	require.Equal(t, 1, errs[0].Line)
+
+	// An entry of exactly MaxLineBytes is fine.
+	p := &influx.Parser{MaxLineBytes: len(long)}
+	got, errs, err = readAll(t, p, iotest.OneByteReader(strings.NewReader(long+"\n"+long)))
+	require.NoError(t, err)
+	require.Empty(t, errs)
+	require.Len(t, got, 2)
+}
+
+func TestParseReaderError(t *testing.T) {
+	boom := errors.New("connection reset")
+	r := io.MultiReader(strings.NewReader("a v=1\nb v=12"), iotest.ErrReader(boom))
+	got, errs, err := readAll(t, &influx.Parser{}, r)
+	require.ErrorIs(t, err, boom)
+	require.Len(t, got, 1, "the cut-off last line is dropped, not parsed as b v=12")
+	require.Equal(t, "a", got[0].Name)
+	require.Empty(t, errs)
+}
+
+func TestParseReaderLineNumbersSpanReads(t *testing.T) {
+	var b bytes.Buffer
+	for i := range 20000 {
+		if i%1000 == 999 {
+			b.WriteString("broken\n")
+			continue
+		}
+		b.WriteString("m,host=web v=1,s=\"two\nlines\" 1\n")
+	}
+	_, errs, err := readAll(t, &influx.Parser{}, &b)
+	require.NoError(t, err)
+	require.Len(t, errs, 20)
+	for i, e := range errs {
+		// Each good entry takes two lines and each broken one a single line, so the k-th
+		// entry, with i broken ones before it, starts on line 2k-i+1.
+		k := 1000*i + 999
+		require.Equal(t, 2*k-i+1, e.Line, "error %d", i)
+	}
+}

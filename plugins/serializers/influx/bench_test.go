@@ -1,0 +1,55 @@
+package influx_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/serializers/influx"
+)
+
+// benchMetric is a realistic metric: four tags, five fields of mixed types.
+func benchMetric() morse.Metric {
+	return morse.NewMetric("system_disk",
+		tags("host", "web-01.prod.example.com", "region", "eu-west-1", "device", "nvme0n1p1", "fstype", "ext4"),
+		[]morse.Field{
+			{Key: "used_percent", Value: morse.Float(73.41234567)},
+			{Key: "free", Value: morse.Uint(214748364800)},
+			{Key: "inodes_used", Value: morse.Int(1234567)},
+			{Key: "mode", Value: morse.String("rw")},
+			{Key: "healthy", Value: morse.Bool(true)},
+		},
+		time.Unix(1700000000, 123456789))
+}
+
+func BenchmarkSerializer(b *testing.B) {
+	s := influx.New(influx.Options{})
+	m := benchMetric()
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var err error
+		if buf, err = s.AppendMetric(buf[:0], m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkSerializerBatch encodes a batch of 1000 into one reused buffer, as an output does.
+func BenchmarkSerializerBatch(b *testing.B) {
+	s := influx.New(influx.Options{})
+	batch := make([]morse.Metric, 1000)
+	for i := range batch {
+		batch[i] = benchMetric().WithTime(time.Unix(1700000000, int64(i)))
+	}
+	var buf []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		buf, _ = s.AppendBatch(buf[:0], batch)
+	}
+	b.ReportMetric(float64(b.N)*float64(len(batch))/b.Elapsed().Seconds(), "lines/s")
+}
