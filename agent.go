@@ -158,6 +158,18 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 	return nil
 }
 
+// startOutputs starts every configured output and points the fan-out at them. If one cannot
+// start, those already started are closed again.
+func (a *Agent) startOutputs() error {
+	for _, ro := range a.outputs {
+		if err := a.startOutput(ro); err != nil {
+			return errors.Join(err, a.closeOutputs(a.outputs))
+		}
+	}
+	a.state.Store(a.newState(a.cfg, a.outputs))
+	return nil
+}
+
 // Run starts the outputs and inputs and runs until ctx ends, then shuts down: inputs stop
 // first, then every output flushes until its buffer is empty or shutdown_timeout passes.
 // The error reports, per output, what was left unsent.
@@ -166,12 +178,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.New("morse: agent is already running")
 	}
 	defer a.running.Store(false)
-	for _, ro := range a.outputs {
-		if err := a.startOutput(ro); err != nil {
-			return errors.Join(err, a.closeOutputs(a.outputs))
-		}
+	if err := a.startOutputs(); err != nil {
+		return err
 	}
-	a.state.Store(a.newState(a.cfg, a.outputs))
 	inputsCtx, stopInputs := context.WithCancel(context.Background())
 	defer stopInputs()
 	if err := a.startInputs(inputsCtx, a.inputs); err != nil {

@@ -108,48 +108,46 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *Config) error {
 	return startErr
 }
 
-// reuseOutputs matches each configured output to a running one with the same name and
-// fingerprint; the others are set up afresh (not yet started).
-func (a *Agent) reuseOutputs(cfg *Config) ([]*runningOutput, []bool, error) {
-	taken := make([]bool, len(a.outputs))
-	outs := make([]*runningOutput, len(cfg.Outputs))
-	kept := make([]bool, len(cfg.Outputs))
+// reuse matches each new config to a running plugin with the same name and fingerprint and
+// keeps that one; for the others it calls build. It returns the plugins in the new config's
+// order and which of them were kept.
+func reuse[C any, R any](running []R, configs []C, same func(R, C) bool, build func(C) (R, error)) ([]R, []bool, error) {
+	taken := make([]bool, len(running))
+	out := make([]R, len(configs))
+	kept := make([]bool, len(configs))
 	var errs []error
-	for i, oc := range cfg.Outputs {
-		for j, old := range a.outputs {
-			if !taken[j] && old.cfg.Name == oc.Name && old.cfg.Fingerprint == oc.Fingerprint && oc.Fingerprint != "" {
-				taken[j], kept[i], outs[i] = true, true, old
+	for i, c := range configs {
+		for j, old := range running {
+			if !taken[j] && same(old, c) {
+				taken[j], kept[i], out[i] = true, true, old
 				break
 			}
 		}
 		if !kept[i] {
-			errs = append(errs, a.setupOutput(oc))
-			outs[i] = &runningOutput{cfg: oc}
+			var err error
+			out[i], err = build(c)
+			errs = append(errs, err)
 		}
 	}
-	return outs, kept, errors.Join(errs...)
+	return out, kept, errors.Join(errs...)
 }
 
-// reuseInputs is reuseOutputs for inputs.
-func (a *Agent) reuseInputs(cfg *Config) ([]*runningInput, []bool, error) {
-	taken := make([]bool, len(a.inputs))
-	ins := make([]*runningInput, len(cfg.Inputs))
-	kept := make([]bool, len(cfg.Inputs))
-	var errs []error
-	for i, ic := range cfg.Inputs {
-		for j, old := range a.inputs {
-			if !taken[j] && old.cfg.Name == ic.Name && old.cfg.Fingerprint == ic.Fingerprint && ic.Fingerprint != "" {
-				taken[j], kept[i], ins[i] = true, true, old
-				break
-			}
-		}
-		if !kept[i] {
-			ri, err := a.newRunningInput(ic)
-			errs = append(errs, err)
-			ins[i] = ri
-		}
+// reuseOutputs keeps running outputs whose config did not change and sets up the others
+// (not yet started).
+func (a *Agent) reuseOutputs(cfg *Config) ([]*runningOutput, []bool, error) {
+	same := func(ro *runningOutput, oc *OutputConfig) bool {
+		return ro.cfg.Name == oc.Name && oc.Fingerprint != "" && ro.cfg.Fingerprint == oc.Fingerprint
 	}
-	return ins, kept, errors.Join(errs...)
+	build := func(oc *OutputConfig) (*runningOutput, error) { return &runningOutput{cfg: oc}, a.setupOutput(oc) }
+	return reuse(a.outputs, cfg.Outputs, same, build)
+}
+
+// reuseInputs keeps running inputs whose config did not change and prepares the others.
+func (a *Agent) reuseInputs(cfg *Config) ([]*runningInput, []bool, error) {
+	same := func(ri *runningInput, ic *InputConfig) bool {
+		return ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
+	}
+	return reuse(a.inputs, cfg.Inputs, same, a.newRunningInput)
 }
 
 func (a *Agent) startNewOutputs(outs []*runningOutput, kept []bool) error {
@@ -199,12 +197,9 @@ func (a *Agent) Once(ctx context.Context) error {
 		return errors.New("morse: agent is already running")
 	}
 	defer a.running.Store(false)
-	for _, ro := range a.outputs {
-		if err := a.startOutput(ro); err != nil {
-			return errors.Join(err, a.closeOutputs(a.outputs))
-		}
+	if err := a.startOutputs(); err != nil {
+		return err
 	}
-	a.state.Store(a.newState(a.cfg, a.outputs))
 	var errs []error
 	for _, ri := range a.inputs {
 		errs = append(errs, ri.runOnce(ctx, ri.fanOut))

@@ -10,7 +10,7 @@ import (
 type InputInfo struct {
 	Name         string       // the NAME in [[inputs.NAME]]
 	Description  string       // one line, shown by `morse config`
-	SampleConfig string       // the embedded sample.conf, a TOML fragment without the header
+	SampleConfig string       // the embedded sample.conf: the [[inputs.NAME]] table, documented
 	New          func() Input // returns the plugin with its defaults set, ready to decode into
 }
 

@@ -1,0 +1,129 @@
+// Command morse is the metrics agent: it reads a Telegraf-style TOML config, gathers metrics
+// and writes them to outputs. This package holds only the command line, signals and service
+// readiness; everything else is in the morse package.
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/morse-agent/morse"
+	_ "github.com/morse-agent/morse/plugins/all" // every plugin morse ships
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+//go:embed default.conf
+var defaultConfig []byte
+
+// Exit statuses: 2 for a command line or config that cannot run, 1 for a run that failed or
+// left metrics unsent.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitBadArgs = 2
+)
+
+// options are the command line's settings.
+type options struct {
+	configs      []string
+	configDirs   []string
+	test         bool
+	once         bool
+	debug        bool
+	inputFilter  []string
+	outputFilter []string
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// filterFlag reads Telegraf's colon-separated plugin lists, as in --input-filter cpu:mem.
+type filterFlag []string
+
+func (f *filterFlag) String() string { return strings.Join(*f, ":") }
+func (f *filterFlag) Set(v string) error {
+	for _, name := range strings.Split(v, ":") {
+		if name = strings.TrimSpace(name); name != "" {
+			*f = append(*f, name)
+		}
+	}
+	return nil
+}
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	cmd := ""
+	if len(args) > 0 && (args[0] == "config" || args[0] == "version") {
+		cmd, args = args[0], args[1:]
+	}
+	opts, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitBadArgs
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintf(stdout, "morse %s\n", version)
+		return exitOK
+	case "config":
+		fmt.Fprint(stdout, morse.SampleConfig(nil, opts.inputFilter, opts.outputFilter))
+		return exitOK
+	}
+	return run(opts, stdout, stderr)
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	opts := &options{}
+	fs := flag.NewFlagSet("morse", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var((*listFlag)(&opts.configs), "config", "config `file` (repeatable); without any, the built-in config runs")
+	fs.Var((*listFlag)(&opts.configDirs), "config-directory", "`directory` whose *.conf files are merged (repeatable)")
+	fs.BoolVar(&opts.test, "test", false, "gather once, print the metrics as line protocol and exit")
+	fs.BoolVar(&opts.once, "once", false, "gather once, flush every output and exit; non-zero if anything is left unsent")
+	fs.BoolVar(&opts.debug, "debug", false, "log at debug level")
+	fs.Var((*filterFlag)(&opts.inputFilter), "input-filter", "only these inputs, as `cpu:mem`")
+	fs.Var((*filterFlag)(&opts.outputFilter), "output-filter", "only these outputs, as `file:influxdb`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: morse [flags]          run the agent\n"+
+			"       morse config [filters]  print a sample config of every plugin\n"+
+			"       morse version           print the version\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "morse: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return nil, errors.New("unexpected argument")
+	}
+	return opts, nil
+}
+
+// loadOptions says where the config comes from: the files and directories given, or the
+// built-in default when none are.
+func (o *options) loadOptions() morse.LoadOptions {
+	lo := morse.LoadOptions{
+		Files: o.configs, Dirs: o.configDirs,
+		InputFilter: o.inputFilter, OutputFilter: o.outputFilter,
+	}
+	if len(o.configs) == 0 && len(o.configDirs) == 0 {
+		lo.Sources = []morse.ConfigSource{{Name: "built-in default config", Data: defaultConfig}}
+	}
+	return lo
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
+)
+
+// morseBin is the binary built once for every end-to-end test, as `make build` builds it.
+var morseBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "morse-e2e")
+	if err != nil {
+		panic(err)
+	}
+	morseBin = filepath.Join(dir, "morse")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e-test", "-o", morseBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic("building morse: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runMorse runs the binary to completion and returns its output and exit status.
+func runMorse(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, morseBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errb.String(), 0
+}
+
+// parseLines parses line protocol and fails the test on any bad line.
+func parseLines(t *testing.T, text string) []morse.Metric {
+	t.Helper()
+	var ms []morse.Metric
+	res := (&influx.Parser{}).Parse([]byte(text), func(m morse.Metric) { ms = append(ms, m) })
+	require.Zero(t, res.Errors, "every printed line parses: %v", res.Errs)
+	return ms
+}
+
+func byName(ms []morse.Metric) map[string][]morse.Metric {
+	out := map[string][]morse.Metric{}
+	for _, m := range ms {
+		out[m.Name()] = append(out[m.Name()], m)
+	}
+	return out
+}
+
+// requireRealCPUAndMem checks that the metrics hold a real cpu-total usage and real memory.
+func requireRealCPUAndMem(t *testing.T, ms []morse.Metric) {
+	t.Helper()
+	got := byName(ms)
+	require.NotEmpty(t, got["cpu"], "cpu lines")
+	require.NotEmpty(t, got["mem"], "mem lines")
+	var total *morse.Metric
+	for i, m := range got["cpu"] {
+		if v, _ := m.Tag("cpu"); v == "cpu-total" {
+			total = &got["cpu"][i]
+		}
+	}
+	require.NotNil(t, total, "a cpu-total line")
+	idle, ok := total.Field("usage_idle")
+	require.True(t, ok)
+	require.InDelta(t, 50, idle.Float(), 50.0001, "usage_idle is a percentage")
+	memTotal, ok := got["mem"][0].Field("total")
+	require.True(t, ok)
+	require.Greater(t, memTotal.Int(), int64(1<<20), "this machine has more than 1 MiB of memory")
+	_, ok = got["mem"][0].Tag("host")
+	require.True(t, ok, "the host tag is added")
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runMorse(t, "version")
+	require.Zero(t, code)
+	require.Equal(t, "morse e2e-test\n", out, "the version comes from -ldflags")
+}
+
+func TestTestModePrintsRealCPUAndMem(t *testing.T) {
+	out, stderr, code := runMorse(t, "--test")
+	require.Zero(t, code, stderr)
+	requireRealCPUAndMem(t, parseLines(t, out))
+}
+
+func TestOnceWritesRealCPUAndMemAndExitsZero(t *testing.T) {
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "metrics.lp")
+	conf := writeFile(t, dir, "once.conf", `
+[agent]
+  interval = "10s"
+[[inputs.cpu]]
+[[inputs.mem]]
+[[outputs.file]]
+  files = ["`+outFile+`"]
+`)
+	_, stderr, code := runMorse(t, "--once", "--config", conf)
+	require.Zero(t, code, stderr)
+	require.Contains(t, stderr, "outputs.file: 0 metrics left unsent")
+	data, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	requireRealCPUAndMem(t, parseLines(t, string(data)))
+}
+
+func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeFile(t, dir, "unsent.conf", `
+[agent]
+  shutdown_timeout = "1s"
+[[inputs.mem]]
+[[outputs.file]]
+  files = ["`+filepath.Join(dir, "no-such-dir", "x.lp")+`"]
+`)
+	_, stderr, code := runMorse(t, "--once", "--config", conf)
+	require.Equal(t, exitFailed, code, stderr)
+	require.Contains(t, stderr, "outputs.file: 1 metrics left unsent")
+}
+
+func TestSampleConfigRunsUnchanged(t *testing.T) {
+	full, _, code := runMorse(t, "config")
+	require.Zero(t, code)
+	dir := t.TempDir()
+	conf := writeFile(t, dir, "full.conf", full)
+	out, stderr, code := runMorse(t, "--config", conf, "--test")
+	require.Zero(t, code, stderr)
+	require.NotEmpty(t, parseLines(t, out))
+
+	narrow, _, code := runMorse(t, "config", "--input-filter", "cpu:mem", "--output-filter", "file")
+	require.Zero(t, code)
+	require.NotContains(t, narrow, "[[inputs.internal]]")
+	require.Contains(t, narrow, "[[inputs.cpu]]")
+	conf = writeFile(t, dir, "narrow.conf", narrow)
+	out, stderr, code = runMorse(t, "--config", conf, "--once")
+	require.Zero(t, code, stderr)
+	requireRealCPUAndMem(t, parseLines(t, out))
+}
+
+func TestBadConfigExitsNonZeroNamingFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeFile(t, dir, "bad.conf", `[agent]
+  interval = "10s"
+  flush_jitter = "forever"
+[[inputs.cpu]]
+  percpu = "yes"
+[[outputs.nosuch]]
+`)
+	_, stderr, code := runMorse(t, "--config", conf, "--test")
+	require.Equal(t, exitBadArgs, code)
+	for _, want := range []string{
+		conf + `:3: agent.flush_jitter: invalid duration "forever"`,
+		conf + `:5: inputs.cpu.percpu: expected a boolean`,
+		conf + `:6: outputs.nosuch: unknown output plugin`,
+	} {
+		require.Contains(t, stderr, want, "every problem is reported in one run")
+	}
+}
+
+func TestUnknownFlagExitsNonZero(t *testing.T) {
+	_, stderr, code := runMorse(t, "--no-such-flag")
+	require.Equal(t, exitBadArgs, code)
+	require.Contains(t, stderr, "no-such-flag")
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+// logWatcher reads a process's stderr and lets a test wait for a line, instead of sleeping.
+type logWatcher struct {
+	mu    sync.Mutex
+	lines []string
+	cond  *sync.Cond
+	done  bool
+}
+
+func watchLog(r io.Reader) *logWatcher {
+	w := &logWatcher{}
+	w.cond = sync.NewCond(&w.mu)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			w.mu.Lock()
+			w.lines = append(w.lines, sc.Text())
+			w.cond.Broadcast()
+			w.mu.Unlock()
+		}
+		w.mu.Lock()
+		w.done = true
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}()
+	return w
+}
+
+// waitFor blocks until a line containing s has been logged and returns it, or fails when the
+// log ends.
+func (w *logWatcher) waitFor(t *testing.T, s string) string {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for seen := 0; ; {
+		for ; seen < len(w.lines); seen++ {
+			if line := w.lines[seen]; strings.Contains(line, s) {
+				w.lines = w.lines[seen+1:]
+				return line
+			}
+		}
+		if w.done {
+			t.Fatalf("the log ended without %q", s)
+		}
+		w.cond.Wait()
+	}
+}
+
+func TestSignalsReloadAndGracefulShutdown(t *testing.T) {
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "out.lp")
+	good := `
+[agent]
+  interval = "1s"
+  round_interval = false
+  flush_interval = "1h" # only the shutdown flush writes
+  shutdown_timeout = "5s"
+[[inputs.mem]]
+[[outputs.file]]
+  files = ["` + outFile + `"]
+`
+	conf := writeFile(t, dir, "svc.conf", good)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, morseBin, "--config", conf)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	logs := watchLog(stderr)
+	logs.waitFor(t, "agent started")
+
+	writeFile(t, dir, "svc.conf", good+"\n[[inputs.nosuch]]\n")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	logs.waitFor(t, "reload refused")
+
+	writeFile(t, dir, "svc.conf", good+"\n[[inputs.cpu]]\n")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	line := logs.waitFor(t, "config reloaded")
+	require.Contains(t, line, "outputs_kept=1", "the file output did not change, so it kept its buffer")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	logs.waitFor(t, "outputs.file: 0 metrics left unsent")
+	require.NoError(t, cmd.Wait(), "a graceful shutdown exits zero")
+	data, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	got := byName(parseLines(t, string(data)))
+	require.NotEmpty(t, got["mem"], "the shutdown flush wrote what was buffered")
+	require.NotEmpty(t, got["cpu"], "the reloaded config's new input ran")
+}

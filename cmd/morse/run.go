@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/serializers/influx"
+)
+
+// run loads the config and runs the agent in the mode the flags ask for.
+func run(opts *options, stdout, stderr io.Writer) int {
+	cfg, err := morse.LoadConfig(opts.loadOptions())
+	if err != nil {
+		fmt.Fprintf(stderr, "morse: the config has problems:\n%v\n", err)
+		return exitBadArgs
+	}
+	logger, closeLog, err := newLogger(cfg.Agent, opts.debug, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "morse: %v\n", err)
+		return exitBadArgs
+	}
+	defer closeLog()
+	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: logger})
+	if err != nil {
+		fmt.Fprintf(stderr, "morse: %v\n", err)
+		return exitBadArgs
+	}
+	switch {
+	case opts.test:
+		return runTest(agent, stdout, stderr)
+	case opts.once:
+		err := agent.Once(context.Background())
+		reportUnsent(agent, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "morse: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	return runService(agent, opts, logger, stderr)
+}
+
+// runTest prints one gather of every input as line protocol.
+func runTest(agent *morse.Agent, stdout, stderr io.Writer) int {
+	w := bufio.NewWriter(stdout)
+	ser := influx.New(influx.Options{})
+	var buf []byte
+	err := agent.Test(context.Background(), func(m morse.Metric) {
+		var err error
+		if buf, err = ser.AppendMetric(buf[:0], m); err == nil {
+			_, _ = w.Write(buf)
+		}
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "morse: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// runService runs until SIGINT or SIGTERM, reloading on SIGHUP.
+func runService(agent *morse.Agent, opts *options, logger *slog.Logger, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	done := make(chan error, 1)
+	go func() { done <- agent.Run(ctx) }()
+	notifySystemd("READY=1")
+	for {
+		select {
+		case <-hup:
+			reload(agent, opts, logger)
+		case err := <-done:
+			reportUnsent(agent, stderr)
+			if err != nil {
+				logger.Error("agent stopped with metrics unsent", "error", err)
+			}
+			return exitOK
+		}
+	}
+}
+
+// reload applies a changed config. A config with problems is refused as a whole and the
+// running agent carries on unchanged.
+func reload(agent *morse.Agent, opts *options, logger *slog.Logger) {
+	notifySystemd("RELOADING=1")
+	defer notifySystemd("READY=1")
+	cfg, err := morse.LoadConfig(opts.loadOptions())
+	if err != nil {
+		logger.Error("reload refused: the new config has problems; still running the old one", "problems", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := agent.Reload(ctx, cfg); err != nil {
+		logger.Error("reload refused; still running the old config", "error", err)
+	}
+}
+
+// reportUnsent prints, per output, what the final flush could not send.
+func reportUnsent(agent *morse.Agent, stderr io.Writer) {
+	for _, o := range agent.Outputs() {
+		name := "outputs." + o.Name
+		if o.Alias != "" {
+			name += " (" + o.Alias + ")"
+		}
+		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d)\n",
+			name, o.Stats.BufferSize, o.Stats.Written, o.Stats.Dropped)
+	}
+}
+
+// newLogger builds the logger the [agent] table and --debug ask for. Under systemd the
+// journal adds timestamps itself, so the log leaves them out.
+func newLogger(ac morse.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
+	level := slog.LevelInfo
+	switch {
+	case debug || ac.Debug:
+		level = slog.LevelDebug
+	case ac.Quiet:
+		level = slog.LevelError
+	}
+	w, closeFn := stderr, func() {}
+	if ac.Logfile != "" {
+		f, err := os.OpenFile(ac.Logfile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+		if err != nil {
+			return nil, nil, fmt.Errorf("logfile: %w", err)
+		}
+		w, closeFn = f, func() { _ = f.Close() }
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	if os.Getenv("JOURNAL_STREAM") != "" && ac.Logfile == "" {
+		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
+}
+
+// notifySystemd tells a Type=notify service manager about the agent's state. Outside
+// systemd NOTIFY_SOCKET is unset and this does nothing.
+func notifySystemd(state string) {
+	addr := os.Getenv("NOTIFY_SOCKET")
+	if addr == "" {
+		return
+	}
+	if addr[0] == '@' {
+		addr = "\x00" + addr[1:] // an abstract socket
+	}
+	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_, _ = conn.Write([]byte(state))
+}

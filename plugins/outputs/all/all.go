@@ -1,0 +1,6 @@
+// Package all registers every output plugin.
+package all
+
+import (
+	_ "github.com/morse-agent/morse/plugins/outputs/file" // registers outputs.file
+)
