@@ -298,6 +298,27 @@ func TestPartialWriteCountsExactly(t *testing.T) {
 	})
 }
 
+func TestPartialWriteSplit(t *testing.T) {
+	tests := []struct {
+		name                        string
+		err                         PartialWriteError
+		n, wantWritten, wantDropped int
+	}{
+		{"dropped only, as InfluxDB reports", PartialWriteError{Dropped: 2}, 10, 8, 2},
+		{"written and dropped add up", PartialWriteError{Written: 7, Dropped: 3}, 10, 7, 3},
+		{"unaccounted metrics count as dropped", PartialWriteError{Written: 3, Dropped: 2}, 10, 3, 7},
+		{"more dropped than sent is clamped", PartialWriteError{Dropped: 12}, 10, 0, 10},
+		{"negative dropped is clamped", PartialWriteError{Dropped: -1}, 4, 4, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, d := tc.err.split(tc.n)
+			require.Equal(t, tc.wantWritten, w)
+			require.Equal(t, tc.wantDropped, d)
+		})
+	}
+}
+
 func TestOutageOverflowDropsExactlyTheOldest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex

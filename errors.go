@@ -64,21 +64,41 @@ func (e *RetryableError) Error() string {
 func (e *RetryableError) Unwrap() error { return e.Err }
 
 // PartialWriteError reports that the sink stored some metrics of a batch and rejected the
-// rest for good. Dropped metrics are counted under Reason and every other metric of the batch
-// as written: servers such as InfluxDB report only how many they dropped. The batch is never
-// retried, because the stored points would be written twice.
+// rest for good. The batch is never retried, because the stored points would be written
+// twice.
+//
+// Dropped metrics are counted under Reason. Servers such as InfluxDB report only how many
+// they dropped, so Written is optional: when it is zero, every other metric of the batch
+// counts as written. When a sink does report Written, metrics that it neither stored nor
+// reported as dropped are counted as dropped too, so that written plus dropped always equals
+// the batch.
 type PartialWriteError struct {
+	Written int
 	Dropped int
 	Reason  string
 	Err     error
 }
 
 func (e *PartialWriteError) Error() string {
+	if e.Written > 0 {
+		return fmt.Sprintf("partial write: %d written, %d dropped (%s): %v", e.Written, e.Dropped, e.Reason, e.Err)
+	}
 	return fmt.Sprintf("partial write: %d dropped (%s): %v", e.Dropped, e.Reason, e.Err)
 }
 
 // Unwrap returns the underlying error.
 func (e *PartialWriteError) Unwrap() error { return e.Err }
+
+// split returns how many of a batch of n were written and how many dropped.
+func (e *PartialWriteError) split(n int) (written, dropped int) {
+	dropped = min(max(e.Dropped, 0), n)
+	written = n - dropped
+	if e.Written > 0 {
+		written = min(e.Written, written)
+		dropped = n - written
+	}
+	return written, dropped
+}
 
 // WriteOutcome is how the flush loop treats the result of one Write.
 type WriteOutcome int

@@ -155,10 +155,10 @@ func (w *BatchWriter) settle(err error) (retry bool) {
 	case OutcomePartial:
 		var pw *PartialWriteError
 		errors.As(err, &pw)
-		dropped := min(max(pw.Dropped, 0), n)
+		written, dropped := pw.split(n)
 		w.buf.Accept(w.batch)
 		w.stats.writeErrors.Incr()
-		w.stats.wrote(n - dropped)
+		w.stats.wrote(written)
 		w.stats.drop(reasonOr(pw.Reason), dropped)
 		w.dropped(err, dropped)
 	case OutcomeDropped:
