@@ -34,9 +34,10 @@ vet:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## bench: every Go benchmark with allocation counts.
-bench: test-deps
+## bench: every Go benchmark with allocation counts, then the built agent's idle memory.
+bench: test-deps build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	bash scripts/bench-idle-rss.sh $(BIN)
 
 ## fuzz: a short run of each fuzz target beyond its seed corpus.
 fuzz:
