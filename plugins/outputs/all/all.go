@@ -2,5 +2,6 @@
 package all
 
 import (
-	_ "github.com/morse-agent/morse/plugins/outputs/file" // registers outputs.file
+	_ "github.com/morse-agent/morse/plugins/outputs/file"     // registers outputs.file
+	_ "github.com/morse-agent/morse/plugins/outputs/influxdb" // registers outputs.influxdb
 )

@@ -1,0 +1,162 @@
+package influxdb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/morse-agent/morse"
+)
+
+// Drop reasons of this output beyond the shared ones in package morse.
+const (
+	ReasonMaxValuesPerTag         = "max_values_per_tag"
+	ReasonMaxSeriesPerDatabase    = "max_series_per_database"
+	ReasonRetentionPolicyNotFound = "retention_policy_not_found"
+	ReasonTooLarge                = "request_too_large"
+	ReasonPartialWrite            = "partial_write" // a partial write whose reason is not known
+)
+
+// maxRetryAfter caps a server's Retry-After, so that a bogus answer cannot park the output
+// for days; the backoff's own cap is a minute, this is generous on purpose.
+const maxRetryAfter = time.Hour
+
+// ServerError is an answer of the server other than success. Every error that Write returns
+// for an answer wraps one, so callers can read the status and the server's own words.
+type ServerError struct {
+	StatusCode int
+	Message    string // the server's message, its first 64 KiB
+	URL        string // the write endpoint, without credentials
+}
+
+// Error names the endpoint, the status and the server's message.
+func (e *ServerError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.StatusCode)
+	}
+	if e.URL == "" {
+		return fmt.Sprintf("influxdb: %d: %s", e.StatusCode, msg)
+	}
+	return fmt.Sprintf("influxdb %s: %d: %s", e.URL, e.StatusCode, msg)
+}
+
+// errTooLarge marks a 413: the batch must be split, see InfluxDB.writeSplit.
+var errTooLarge = errors.New("request body too large for the server")
+
+// classify decides what an answer to a write of batchLen lines means. It is the table below;
+// each row was checked against a real InfluxDB 1.6.7 unless marked otherwise, and
+// testdata/influxdb/classifier.md gives the reasons at length. The rule: a batch is dropped
+// only if retrying it could never succeed; everything else is retried.
+//
+//	status  message (server's words)                      result
+//	2xx     -                                             nil (stored)
+//	any     "... hinted handoff queue not empty"          nil: accepted and queued (Enterprise)
+//	4xx     "partial write: <reason> dropped=N"           partial, N + one per "unable to parse"
+//	                                                      clause (InfluxDB never counts those)
+//	400     "unable to parse '...': ..." (no prefix)      permanent unable_to_parse: nothing stored
+//	404     "database not found: ..."                     permanent database_not_found
+//	500     "retention policy not found: ..."             permanent retention_policy_not_found
+//	4xx     "field type conflict ..." (no prefix)         permanent field_type_conflict
+//	4xx     "points beyond retention policy" (no prefix)  permanent beyond_retention_policy
+//	4xx     "max-values-per-tag limit exceeded" / "max-series-per-database limit exceeded"
+//	                                                      permanent max_values_per_tag / max_series_per_database
+//	413     "Request Entity Too Large"                    split the batch and write the halves;
+//	                                                      permanent request_too_large for one line
+//	429/503 (Retry-After honoured)                        retryable
+//	401/403 "authorization failed", "... not authorized"  retryable: credentials can be fixed
+//	5xx     "engine: cache-max-memory-size exceeded",     retryable (writes are idempotent, so a
+//	        "timeout", "write failed", anything           write that did land is only rewritten)
+//	other   "database is required", "unexpected EOF",    retryable: a proxy or a corrupted body;
+//	        a proxy's 404 page, ...                        the operator can fix it while data waits
+func classify(status int, body []byte, header http.Header, batchLen int) error {
+	return classifyAnswer(readAnswer(status, header, bytes.NewReader(body), 0), "", batchLen)
+}
+
+// classifyAnswer is classify for an answer already read; url names the endpoint in errors.
+func classifyAnswer(a answer, url string, batchLen int) error {
+	if a.status/100 == 2 {
+		return nil
+	}
+	serr := &ServerError{StatusCode: a.status, Message: a.msg, URL: url}
+	msg := a.msg
+	switch {
+	case strings.Contains(msg, "hinted handoff queue not empty"):
+		return nil
+	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
+		// Before any message test: 401 says "unable to parse authentication credentials".
+		return morse.Retryable(serr, retryAfter(a.header, time.Now()))
+	case a.status/100 == 4 && strings.HasPrefix(msg, partialPrefix):
+		return partial(a, serr, batchLen)
+	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix):
+		return morse.Permanent(morse.ReasonUnableToParse, serr)
+	case strings.HasPrefix(msg, "database not found"):
+		return morse.Permanent(morse.ReasonDatabaseNotFound, serr)
+	case strings.HasPrefix(msg, "retention policy not found"):
+		return morse.Permanent(ReasonRetentionPolicyNotFound, serr)
+	case a.status == http.StatusRequestEntityTooLarge:
+		return morse.Permanent(ReasonTooLarge, fmt.Errorf("%w: %w", errTooLarge, serr))
+	case a.status/100 == 4 && reasonOf(msg) != ReasonPartialWrite:
+		return morse.Permanent(reasonOf(msg), serr)
+	}
+	return morse.Retryable(serr, retryAfter(a.header, time.Now()))
+}
+
+// partial builds the error of a partial write. The dropped points are the engine's N plus
+// one per line that did not parse. When the server says both, both are counted; when it
+// leaves something out (InfluxDB 1.6 reports only the engine's error when a batch has both
+// parse errors and, say, a type conflict), only what it says can be counted.
+func partial(a answer, serr *ServerError, batchLen int) error {
+	reason := reasonOf(strings.TrimPrefix(a.msg, partialPrefix))
+	dropped := a.parseErrors
+	switch {
+	case a.dropped >= 0:
+		dropped += a.dropped
+	case dropped == 0:
+		// A partial write without a count is not something InfluxDB sends; without a count
+		// the whole batch is reported, since nothing says which points were kept.
+		dropped = batchLen
+	}
+	if batchLen > 0 {
+		dropped = min(dropped, batchLen)
+	}
+	return &morse.PartialWriteError{Dropped: dropped, Reason: reason, Err: serr}
+}
+
+// reasonOf names the drop reason of a message (without "partial write: ").
+func reasonOf(msg string) string {
+	for _, r := range reasons {
+		if strings.HasPrefix(msg, r.prefix) {
+			return r.reason
+		}
+	}
+	return ReasonPartialWrite
+}
+
+var reasons = []struct{ prefix, reason string }{
+	{"field type conflict", morse.ReasonFieldTypeConflict},
+	{"points beyond retention policy", morse.ReasonBeyondRetention},
+	{parsePrefix, morse.ReasonUnableToParse},
+	{"max-values-per-tag limit exceeded", ReasonMaxValuesPerTag},
+	{"max-series-per-database limit exceeded", ReasonMaxSeriesPerDatabase},
+	{"database not found", morse.ReasonDatabaseNotFound},
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date. Zero means none.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		d = time.Duration(min(max(secs, 0), int64(maxRetryAfter/time.Second))) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
+}

@@ -1,0 +1,163 @@
+package influxdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/morse-agent/morse"
+)
+
+// ensureDatabase creates db on the first URL that answers and reports whether it now
+// exists. A failure is logged and otherwise ignored: the database may exist already, and a
+// user without the right to create databases may still write.
+func (o *InfluxDB) ensureDatabase(ctx context.Context, db string) bool {
+	o.created[db] = true // attempted: a tag-routed database is not tried before every write
+	var errs []error
+	for i := range o.targets {
+		t := o.targets[(o.current+i)%len(o.targets)]
+		err := o.createDatabase(ctx, t, db)
+		if err == nil {
+			return true
+		}
+		errs = append(errs, err)
+		var serr *ServerError
+		if errors.As(err, &serr) || ctx.Err() != nil {
+			break // the server answered: another URL of the same cluster would say the same
+		}
+	}
+	// A database that cannot be created may be tried before every batch (see writeSplit):
+	// one warning a minute says it all.
+	if now := time.Now(); now.Sub(o.warned[db]) >= time.Minute {
+		o.warned[db] = now
+		o.logger().Warn("database creation failed; writes will tell whether it exists",
+			"database", db, "error", errors.Join(errs...))
+	}
+	return false
+}
+
+// createDatabase runs CREATE DATABASE, which succeeds when the database exists already.
+func (o *InfluxDB) createDatabase(ctx context.Context, t target, db string) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeoutOf(o.Timeout))
+		defer cancel()
+	}
+	form := url.Values{"q": {"CREATE DATABASE " + quoteIdent(db)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base.JoinPath("query").String(),
+		strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	o.setHeaders(req)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := o.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		a := readAnswer(resp.StatusCode, resp.Header, resp.Body, maxMessage)
+		return &ServerError{StatusCode: a.status, Message: a.msg, URL: redactURL(req.URL)}
+	}
+	var out struct {
+		Error   string `json:"error"`
+		Results []struct {
+			Error string `json:"error"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMessage)).Decode(&out); err != nil {
+		return fmt.Errorf("influxdb: CREATE DATABASE: unreadable answer: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMessage))
+	msg := out.Error
+	for _, r := range out.Results {
+		msg += r.Error
+	}
+	if msg != "" {
+		return &ServerError{StatusCode: resp.StatusCode, Message: msg, URL: redactURL(req.URL)}
+	}
+	return nil
+}
+
+// quoteIdent quotes an InfluxQL identifier.
+func quoteIdent(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// tally adds up the outcomes of the requests that make up one batch: the groups of a routed
+// batch, the halves of a split one, the metrics the serializer refused beside the server's
+// answer for the rest.
+type tally struct {
+	dropped  int
+	errs     []error
+	byReason map[string]int
+	whole    error // the only error, when it covered its whole piece
+	pieceN   int
+}
+
+// add books the outcome of one piece of n metrics: nil, partial or permanent.
+func (t *tally) add(err error, n int) {
+	if err == nil || n == 0 {
+		return
+	}
+	var dropped int
+	var reason string
+	switch morse.Classify(err) {
+	case morse.OutcomePartial:
+		var pw *morse.PartialWriteError
+		errors.As(err, &pw)
+		dropped, reason = min(pw.Dropped, n), pw.Reason
+	case morse.OutcomeDropped:
+		var pe *morse.PermanentError
+		errors.As(err, &pe)
+		dropped, reason = n, pe.Reason
+	default:
+		return
+	}
+	if t.byReason == nil {
+		t.byReason = map[string]int{}
+	}
+	t.byReason[reason] += dropped
+	t.dropped += dropped
+	t.errs = append(t.errs, leaves(err)...)
+	t.whole, t.pieceN = err, n
+}
+
+// leaves unwraps the errors that tally made, so that a batch split several times does not
+// read "partial write: partial write: ...".
+func leaves(err error) []error {
+	var pw *morse.PartialWriteError
+	if errors.As(err, &pw) && pw.Err != nil {
+		if joined, ok := pw.Err.(interface{ Unwrap() []error }); ok {
+			return joined.Unwrap()
+		}
+	}
+	return []error{err}
+}
+
+// err is the outcome of the whole batch of n metrics. A single error that covered the whole
+// batch is returned as it is; otherwise the drops are summed into one partial write, counted
+// under the reason that dropped the most (the agent counts one reason per write).
+func (t *tally) err(n int) error {
+	switch {
+	case t.dropped == 0:
+		return nil
+	case len(t.errs) == 1 && t.pieceN == n:
+		return t.whole
+	}
+	reason, most := "", -1
+	for r, c := range t.byReason {
+		if c > most || (c == most && r < reason) {
+			reason, most = r, c
+		}
+	}
+	return &morse.PartialWriteError{Dropped: min(t.dropped, n), Reason: reason, Err: errors.Join(t.errs...)}
+}

@@ -1,0 +1,130 @@
+package influxdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testserver"
+)
+
+// ctxT is a context bounded well inside the test's own deadline.
+func ctxT(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connected returns an output for url, changed by mods, after Connect.
+func connected(t testing.TB, url, db string, mods ...func(*InfluxDB)) *InfluxDB {
+	t.Helper()
+	o := New()
+	o.URLs = []string{url}
+	o.Database = db
+	for _, m := range mods {
+		m(o)
+	}
+	require.NoError(t, o.Validate())
+	require.NoError(t, o.Connect(ctxT(t)))
+	t.Cleanup(func() { _ = o.Close() })
+	return o
+}
+
+// point builds a metric of measurement name at nanosecond ts with fields given as
+// key, value pairs.
+func point(name string, ts int64, kv ...any) morse.Metric {
+	var fields []morse.Field
+	var tags []morse.Tag
+	for i := 0; i < len(kv); i += 2 {
+		key := kv[i].(string)
+		if tag, ok := strings.CutPrefix(key, "#"); ok {
+			tags = append(tags, morse.Tag{Key: tag, Value: kv[i+1].(string)})
+			continue
+		}
+		v, ok := morse.ValueOf(kv[i+1])
+		if !ok {
+			panic(fmt.Sprintf("point: unsupported value %T", kv[i+1]))
+		}
+		fields = append(fields, morse.Field{Key: key, Value: v})
+	}
+	return morse.NewMetric(name, tags, fields, time.Unix(0, ts))
+}
+
+// storedTimes returns the times (ns) of the points of measurement m in db, in order.
+func storedTimes(t testing.TB, in *testserver.Influx, db, m string) []int64 {
+	t.Helper()
+	res := in.Query(t, db, "SELECT * FROM "+quoteIdent(m))
+	require.Len(t, res, 1)
+	if len(res[0].Series) == 0 {
+		return nil
+	}
+	var out []int64
+	for _, row := range res[0].Series[0].Values {
+		n, err := row[0].(json.Number).Int64()
+		require.NoError(t, err)
+		out = append(out, n)
+	}
+	return out
+}
+
+// dropRecorder collects what a BatchWriter's OnDrop receives. OnDrop's slice is reused after
+// the call, so it keeps copies.
+type dropRecorder struct {
+	mu      sync.Mutex
+	batches [][]morse.Metric
+	errs    []error
+}
+
+func (r *dropRecorder) onDrop(batch []morse.Metric, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batches = append(r.batches, append([]morse.Metric(nil), batch...))
+	r.errs = append(r.errs, err)
+}
+
+func (r *dropRecorder) get() ([][]morse.Metric, []error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.batches, r.errs
+}
+
+// settled waits until the writer has accounted for n metrics, written or dropped.
+func settled(t testing.TB, w *morse.BatchWriter, n int64) morse.WriterStats {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s := w.Stats()
+		return s.Written+s.Dropped >= n
+	}, 20*time.Second, 10*time.Millisecond, "the writer never settled %d metrics: %+v", n, w.Stats())
+	return w.Stats()
+}
+
+// batchWriter returns a writer that flushes fast and retries fast, closed at the end.
+func batchWriter(t testing.TB, out morse.Output, opts morse.BatchOptions) *morse.BatchWriter {
+	t.Helper()
+	if opts.FlushInterval == 0 {
+		opts.FlushInterval = 20 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler) // the tests check the counters instead
+	}
+	if opts.RetryInitial == 0 {
+		opts.RetryInitial, opts.RetryMax = 50*time.Millisecond, 200*time.Millisecond
+	}
+	w, err := morse.NewBatchWriter(out, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	return w
+}

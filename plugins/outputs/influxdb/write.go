@@ -1,0 +1,304 @@
+package influxdb
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+)
+
+// routeKey is where a group of metrics goes.
+type routeKey struct{ db, rp string }
+
+// group is the metrics of one batch that go to one database and retention policy.
+type group struct {
+	key     routeKey
+	metrics []morse.Metric
+}
+
+// Write sends the batch, one request per database and retention policy, and returns nil, a
+// *morse.PartialWriteError with the exact number of dropped metrics, an error wrapping a
+// *morse.PermanentError, or a retryable error; see classify.
+//
+// When one request must be retried, the whole batch is, and the requests that had succeeded
+// are sent again: InfluxDB stores a point with the same series and time once, so this only
+// rewrites the same values.
+func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.client == nil {
+		if err := o.setup(); err != nil {
+			return err
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
+		return o.writeTo(ctx, routeKey{o.Database, o.RetentionPolicy}, batch)
+	}
+	var t tally
+	defer o.releaseGroups()
+	for _, g := range o.route(batch) {
+		err := o.writeTo(ctx, g.key, g.metrics)
+		if morse.Classify(err) == morse.OutcomeRetry {
+			return err
+		}
+		t.add(err, len(g.metrics))
+	}
+	return t.err(len(batch))
+}
+
+// route splits the batch by the database and retention policy tags, keeping the order of
+// the batch within each group. The groups and their slices are reused between writes.
+func (o *InfluxDB) route(batch []morse.Metric) []group {
+	o.releaseGroups()
+	if o.groupIdx == nil {
+		o.groupIdx = map[routeKey]int{}
+	}
+	clear(o.groupIdx)
+	for _, m := range batch {
+		key := routeKey{o.Database, o.RetentionPolicy}
+		if v, ok := m.Tag(o.DatabaseTag); ok && o.DatabaseTag != "" && v != "" {
+			key.db = v
+		}
+		if v, ok := m.Tag(o.RetentionPolicyTag); ok && o.RetentionPolicyTag != "" && v != "" {
+			key.rp = v
+		}
+		i, ok := o.groupIdx[key]
+		if !ok {
+			i = len(o.groups)
+			o.groupIdx[key] = i
+			if i < cap(o.groups) {
+				o.groups = o.groups[:i+1]
+				o.groups[i].key = key
+			} else {
+				o.groups = append(o.groups, group{key: key})
+			}
+		}
+		o.groups[i].metrics = append(o.groups[i].metrics, m)
+	}
+	return o.groups
+}
+
+// releaseGroups empties the groups, keeping their storage but not the metrics: the batch
+// belongs to the agent once Write returns.
+func (o *InfluxDB) releaseGroups() {
+	for i := range o.groups {
+		clear(o.groups[i].metrics)
+		o.groups[i].metrics = o.groups[i].metrics[:0]
+	}
+	o.groups = o.groups[:0]
+}
+
+// writeTo writes metrics to one database and retention policy. A database named by a tag is
+// created before its first write, as the configured one is on Connect.
+func (o *InfluxDB) writeTo(ctx context.Context, key routeKey, metrics []morse.Metric) error {
+	if !o.SkipDatabaseCreation && key.db != o.Database && !o.created[key.db] {
+		o.ensureDatabase(ctx, key.db)
+	}
+	return o.writeSplit(ctx, key, metrics, true)
+}
+
+// writeSplit serializes and posts metrics. Two answers get a second chance here rather than
+// in the agent: "database not found" creates the database and writes again once (it was
+// dropped while we ran), and 413 splits the batch in halves until each fits, because the
+// same request would never be accepted however often it were retried.
+func (o *InfluxDB) writeSplit(ctx context.Context, key routeKey, metrics []morse.Metric, mayCreate bool) error {
+	body, serDropped, serErr := o.serialize(metrics)
+	if len(body) == 0 {
+		return serErr // nothing could be serialized: a permanent error for the whole batch
+	}
+	lines := len(metrics) - serDropped
+	err := o.post(ctx, key, body, lines)
+	if mayCreate && !o.SkipDatabaseCreation && isReason(err, morse.ReasonDatabaseNotFound) {
+		if o.ensureDatabase(ctx, key.db) {
+			err = o.post(ctx, key, body, lines)
+		}
+	}
+	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
+		return o.writeHalves(ctx, key, metrics)
+	}
+	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
+		return err
+	}
+	var t tally
+	t.add(serErr, serDropped)
+	t.add(err, lines)
+	return t.err(len(metrics))
+}
+
+// writeHalves writes each half of metrics, for a server that refused them all as too large.
+func (o *InfluxDB) writeHalves(ctx context.Context, key routeKey, metrics []morse.Metric) error {
+	h := len(metrics) / 2
+	o.logger().Debug("server refused the request as too large; splitting the batch", "metrics", len(metrics))
+	var t tally
+	for _, half := range [][]morse.Metric{metrics[:h], metrics[h:]} {
+		err := o.writeSplit(ctx, key, half, false)
+		if morse.Classify(err) == morse.OutcomeRetry {
+			return err
+		}
+		t.add(err, len(half))
+	}
+	return t.err(len(metrics))
+}
+
+func isReason(err error, reason string) bool {
+	var pe *morse.PermanentError
+	return errors.As(err, &pe) && pe.Reason == reason
+}
+
+// serialize writes metrics as line protocol into the reused buffer, and gzips it into the
+// other reused buffer when asked to. It returns the body to send, how many metrics could not
+// be written as line protocol, and the first such error.
+func (o *InfluxDB) serialize(metrics []morse.Metric) (body []byte, dropped int, first error) {
+	buf := o.buf[:0]
+	for _, m := range metrics {
+		var err error
+		if buf, err = o.ser.AppendMetric(buf, o.prepare(m)); err != nil {
+			dropped++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	o.buf = buf
+	if len(buf) == 0 || o.ContentEncoding != "gzip" {
+		return buf, dropped, first
+	}
+	o.zbuf = gzipAppend(o.zbuf[:0], buf)
+	return o.zbuf, dropped, first
+}
+
+// prepare applies the options that change a metric on its way out. Metric is a value, so
+// this changes only the copy that is written.
+func (o *InfluxDB) prepare(m morse.Metric) morse.Metric {
+	if o.ExcludeDatabaseTag && o.DatabaseTag != "" {
+		m = m.WithoutTag(o.DatabaseTag)
+	}
+	if o.ExcludeRetentionPolicyTag && o.RetentionPolicyTag != "" {
+		m = m.WithoutTag(o.RetentionPolicyTag)
+	}
+	if o.InfluxOmitTimestamp {
+		m = m.WithTime(time.Time{})
+	}
+	return m
+}
+
+// gzipWriters are reused: a gzip.Writer holds about 800 KiB of state, far too much to make
+// per request. BestSpeed gets most of the size reduction on line protocol, which repeats
+// itself, for a fraction of the CPU.
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return w
+}}
+
+type appendWriter struct{ b []byte }
+
+// Write appends p.
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func gzipAppend(dst, src []byte) []byte {
+	aw := &appendWriter{b: dst}
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(aw)
+	_, _ = zw.Write(src) // writes to memory cannot fail
+	_ = zw.Close()
+	zw.Reset(nil)
+	gzipWriters.Put(zw)
+	return aw.b
+}
+
+// post sends one body, trying the URLs in turn on connection failures, starting with the
+// one that answered last. The first URL that answers decides: its answer is classified, and
+// the other URLs are not tried, because a partial write must not be repeated elsewhere.
+func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines int) error {
+	q := url.Values{"db": {key.db}}
+	if key.rp != "" {
+		q.Set("rp", key.rp)
+	}
+	if o.WriteConsistency != "" {
+		q.Set("consistency", o.WriteConsistency)
+	}
+	rawQuery := q.Encode()
+	var errs []error
+	for i := range o.targets {
+		idx := (o.current + i) % len(o.targets)
+		t := o.targets[idx]
+		a, err := o.send(ctx, t, rawQuery, body, len(o.buf))
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if idx != o.current {
+			o.logger().Info("writing to another URL after a connection failure", "url", t.write, "error", errors.Join(errs...))
+			o.current = idx
+		}
+		return classifyAnswer(a, t.write, lines)
+	}
+	return morse.Retryable(fmt.Errorf("influxdb: no URL answered: %w", errors.Join(errs...)), 0)
+}
+
+// send makes one request and reads its answer. Its error is a transport error: refused,
+// reset, timed out.
+func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []byte, plainLen int) (answer, error) {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeoutOf(o.Timeout))
+		defer cancel()
+	}
+	u := *t.base
+	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/write", ""
+	u.RawQuery = rawQuery
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	o.setHeaders(req)
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	if o.ContentEncoding == "gzip" {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := o.client.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	return readAnswer(resp.StatusCode, resp.Header, resp.Body, scanLimit(plainLen)), nil
+}
+
+// scanLimit bounds how much of an error body is read. InfluxDB quotes every line it could not
+// parse once, and JSON escaping at most sextuples a byte, so an honest answer to n bytes of
+// line protocol is shorter than this.
+func scanLimit(n int) int64 { return maxMessage + 8*int64(n) }
+
+// setHeaders sets what every request carries: the user agent, the configured headers, JSON
+// answers and the credentials (as basic auth, so that they never appear in a URL).
+func (o *InfluxDB) setHeaders(req *http.Request) {
+	req.Header.Set("User-Agent", o.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	for k, v := range o.HTTPHeaders {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	if o.Username != "" || o.Password != "" {
+		req.SetBasicAuth(o.Username, string(o.Password))
+	}
+}
