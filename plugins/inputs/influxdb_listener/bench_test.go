@@ -1,0 +1,64 @@
+package influxdblistener
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// benchBody is 1000 realistic lines: four tags, five fields of mixed types.
+func benchBody() []byte {
+	var b bytes.Buffer
+	for i := range 1000 {
+		fmt.Fprintf(&b, "system_disk,device=nvme0n1p%d,fstype=ext4,host=web-%02d.prod.example.com,region=eu-west-1 "+
+			"used_percent=%d.41234567,free=214748364800u,inodes_used=%di,mode=\"rw\",healthy=true %d\n",
+			i%4, i%50, i%100, 1234567+i, 1700000000123456789+int64(i))
+	}
+	return b.Bytes()
+}
+
+// reusable is a request body that can be read again, so that the benchmark measures the
+// handler and not the building of requests.
+type reusable struct{ bytes.Reader }
+
+func (*reusable) Close() error { return nil }
+
+// nopWriter is a ResponseWriter that keeps only the status.
+type nopWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *nopWriter) WriteHeader(code int)        { w.status = code }
+
+// BenchmarkHTTPWrite sends 1000-line bodies through the write handler into an accumulator
+// that only counts.
+func BenchmarkHTTPWrite(b *testing.B) {
+	acc := &counting{}
+	h := handlerOnly(b, acc)
+	data := benchBody()
+	body := &reusable{}
+	req := httptest.NewRequest("POST", "/write?db=bench&precision=ns", body)
+	w := &nopWriter{h: http.Header{}}
+	serve := func() {
+		body.Reset(data)
+		req.Body, req.ContentLength = body, int64(len(data))
+		clear(w.h)
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusNoContent {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		serve()
+	}
+	b.ReportMetric(float64(acc.n.Load())/b.Elapsed().Seconds(), "lines/s")
+	b.ReportMetric(testing.AllocsPerRun(5, serve)/1000, "allocs/line")
+}

@@ -1,0 +1,190 @@
+package influxdblistener
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/listener/listenertest"
+)
+
+var tooLarge = errorBody("http: request body too large")
+
+// TestBodyLimitCountsDecompressedBytes refuses bodies over max_body_size, plain, chunked
+// and gzip, where a small gzip body that inflates beyond the limit is refused too. After
+// each the listener still serves, and nothing of a refused body was delivered.
+func TestBodyLimitCountsDecompressedBytes(t *testing.T) {
+	const limit = 4 << 10
+	l := newListener(t, func(l *InfluxDBListener) { l.MaxBodySize = limit })
+	acc, st := start(t, l)
+	c := newClient(t, l.Addr(), nil)
+	big := bytes.Repeat([]byte("m v=1i 1\n"), limit/9+1) // just over the limit
+	require.Greater(t, len(big), limit)
+
+	a := c.must("POST", "/write", big)
+	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
+	require.Equal(t, tooLarge, a.body)
+	require.Equal(t, "http: request body too large", a.header.Get("X-Influxdb-Error"))
+	c.healthy()
+
+	// Without Content-Length the limit is found while reading.
+	req, err := http.NewRequest("POST", c.base+"/write", io.MultiReader(bytes.NewReader(big)))
+	require.NoError(t, err)
+	req.ContentLength = -1 // unknown: the body is sent chunked
+	resp, err := c.hc.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	c.healthy()
+
+	bomb := gzipped(bytes.Repeat([]byte("m v=1i 1\n"), 100_000)) // 900 kB of lines
+	require.Less(t, len(bomb), limit, "the gzip body itself is small")
+	a = c.must("POST", "/write", bomb, "Content-Encoding", "gzip")
+	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
+	require.Equal(t, tooLarge, a.body)
+	c.healthy()
+
+	fits := gzipped(bytes.Repeat([]byte("m v=1i 1\n"), limit/9))
+	a = c.must("POST", "/write", fits, "Content-Encoding", "gzip")
+	require.Equal(t, http.StatusNoContent, a.status, a.body)
+	require.Equal(t, 3+limit/9, acc.NMetrics(), "three health writes and the body that fit")
+	require.Equal(t, int64(3), st.Counter("body_too_large").Get())
+}
+
+// TestUnfinishedHeadersAreClosedByTheTimeout sends half a request and waits: the server
+// closes the connection after read_timeout, and still serves afterwards.
+func TestUnfinishedHeadersAreClosedByTheTimeout(t *testing.T) {
+	l := newListener(t, func(l *InfluxDBListener) { l.ReadTimeout = morse.Duration(200 * time.Millisecond) })
+	start(t, l)
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /write HTTP/1.1\r\nHost: morse\r\nContent-Length: 6\r\n"))
+	require.NoError(t, err)
+	begun := time.Now()
+	readUntilClosed(t, conn)
+	require.GreaterOrEqual(t, time.Since(begun), 150*time.Millisecond, "closed by the timeout, not at once")
+	newClient(t, l.Addr(), nil).healthy()
+}
+
+// TestConnectionsOverTheCapAreRefused holds the only slot with a keep-alive connection, sees
+// a second connection closed at once and counted, and then sees the slot serve again.
+func TestConnectionsOverTheCapAreRefused(t *testing.T) {
+	l := newListener(t, func(l *InfluxDBListener) { l.MaxConnections = 1 })
+	_, st := start(t, l)
+	holder := newClient(t, l.Addr(), nil)
+	holder.healthy() // its idle keep-alive connection now holds the slot
+
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, _ = conn.Write([]byte("GET /ping HTTP/1.1\r\nHost: morse\r\n\r\n"))
+	require.Empty(t, readUntilClosed(t, conn), "refused without an answer")
+	require.Equal(t, int64(1), st.Counter("connections_refused").Get())
+
+	holder.hc.CloseIdleConnections()
+	require.Eventually(t, func() bool { return st.Counter("connections_closed").Get() >= 1 }, waitFor, time.Millisecond)
+	newClient(t, l.Addr(), nil).healthy()
+}
+
+// TestAuth refuses writes without or with wrong credentials as InfluxDB does, and accepts
+// basic auth, u and p, a token, and a v2 "Token user:password".
+func TestAuth(t *testing.T) {
+	l := newListener(t, func(l *InfluxDBListener) {
+		l.BasicUsername, l.BasicPassword, l.Token = "writer", "s3cret", "tok-123"
+	})
+	acc, st := start(t, l)
+	c := newClient(t, l.Addr(), nil)
+	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+	line := []byte("m v=1\n")
+
+	refused := []struct {
+		path, auth, msg string
+	}{
+		{"/write", "", "unable to parse authentication credentials"},
+		{"/write", basic("writer", "wrong"), "authorization failed"},
+		{"/write", basic("other", "s3cret"), "authorization failed"},
+		{"/write?u=writer&p=wrong", "", "authorization failed"},
+		{"/api/v2/write", "Token tok-124", "authorization failed"},
+		{"/api/v2/write", "Bearer tok-123", "unable to parse authentication credentials"},
+		{"/query", "", "unable to parse authentication credentials"},
+	}
+	for _, r := range refused {
+		a := c.must("POST", r.path, line, "Authorization", r.auth)
+		require.Equal(t, http.StatusUnauthorized, a.status, r)
+		require.Equal(t, errorBody(r.msg), a.body, r)
+		require.Equal(t, `Basic realm="InfluxDB"`, a.header.Get("WWW-Authenticate"))
+	}
+	require.Equal(t, int64(len(refused)), st.Counter("authentication_failures").Get())
+
+	accepted := []struct{ path, auth string }{
+		{"/write", basic("writer", "s3cret")},
+		{"/write?u=writer&p=s3cret", ""},
+		{"/api/v2/write?bucket=b", "Token tok-123"},
+		{"/api/v2/write?bucket=b", "Token writer:s3cret"},
+	}
+	for _, r := range accepted {
+		a := c.must("POST", r.path, line, "Authorization", r.auth)
+		require.Equal(t, http.StatusNoContent, a.status, r)
+	}
+	require.Equal(t, len(accepted), acc.NMetrics())
+	require.Equal(t, http.StatusNoContent, c.must("GET", "/ping", nil).status, "ping needs no credentials")
+	require.Equal(t, "<redacted>", l.BasicPassword.String())
+	require.NotContains(t, strings.Join([]string{l.Token.String(), l.BasicPassword.GoString()}, " "), "s3cret")
+}
+
+// TestTLS serves HTTPS with mutual TLS: a client with a certificate writes, a TLS 1.1 client
+// and a client without a certificate are refused.
+func TestTLS(t *testing.T) {
+	certs := listenertest.NewCerts(t)
+	l := newListener(t, func(l *InfluxDBListener) {
+		l.Cert, l.Key, l.AllowedCACerts = certs.ServerCert, certs.ServerKey, []string{certs.CA}
+	})
+	acc, _ := start(t, l)
+
+	newClient(t, l.Addr(), certs.ClientTLS(true)).healthy()
+
+	old := certs.ClientTLS(true)
+	old.MinVersion, old.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
+	_, err := newClient(t, l.Addr(), old).do("POST", "/write", []byte("m v=1\n"))
+	require.ErrorContains(t, err, "protocol version not supported")
+
+	_, err = newClient(t, l.Addr(), certs.ClientTLS(false)).do("POST", "/write", []byte("m v=1\n"))
+	require.ErrorContains(t, err, "certificate required")
+
+	a := newClient(t, l.Addr(), nil).must("POST", "/write", []byte("m v=1\n"))
+	require.Equal(t, http.StatusBadRequest, a.status, "plain HTTP to an HTTPS listener: %s", a.body)
+	require.Equal(t, 1, acc.NMetrics(), "only the client with a certificate delivered")
+}
+
+// TestStopWaitsForTheServer stops a listener with an idle keep-alive connection: Stop
+// returns, the connection is closed, and no goroutine of the listener is left.
+func TestStopWaitsForTheServer(t *testing.T) {
+	l := newListener(t)
+	start(t, l)
+	c := newClient(t, l.Addr(), nil)
+	c.healthy()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	l.Stop()
+	require.Nil(t, l.Addr())
+	readUntilClosed(t, conn)
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, fn := range []string{"(*InfluxDBListener).serve", "(*handler)", "(*limitListener)"} {
+		require.NotContains(t, stacks, fn, "a goroutine outlived Stop")
+	}
+	_, err = c.do("GET", "/ping", nil)
+	require.Error(t, err, "nothing listens any more")
+}

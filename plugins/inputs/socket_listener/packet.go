@@ -1,0 +1,267 @@
+package socketlistener
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/ipv4"
+
+	"github.com/morse-agent/morse"
+)
+
+const (
+	// maxDatagram holds the largest UDP payload (65,507 bytes over IPv4, 65,527 over IPv6).
+	maxDatagram = 64 << 10
+	// batchSize is how many datagrams one recvmmsg call may return. Each needs a buffer of
+	// maxDatagram, so a batch holds batchSize*64 KiB.
+	batchSize = 8
+	// batchesPerWorker is how many batches may wait for or be in parsing per worker, on top
+	// of the socket's receive buffer.
+	batchesPerWorker = 2
+)
+
+// packetServer serves a UDP port with one or more sockets, or a unix datagram socket.
+//
+// Reading and parsing are apart: each socket has a reader goroutine that fills batches of
+// datagrams, and a pool of workers parses them. SO_REUSEPORT spreads senders over the
+// sockets by a hash of their address, so a flood from a single sender reaches one socket
+// only; the pool still parses it on every CPU. Batches are recycled through a free list,
+// so the server allocates its buffers once. When every batch is busy, the readers wait
+// and the socket's receive buffer (read_buffer_size) absorbs the burst.
+type packetServer struct {
+	sl      *SocketListener
+	acc     morse.Accumulator
+	conns   []net.PacketConn
+	path    string // a unixgram socket file to remove on close
+	closing atomic.Bool
+	done    chan struct{} // closed by close, to end a reader's wait
+	free    chan *batch   // batches ready to be filled
+	work    chan *batch   // filled batches, for the workers
+	readers sync.WaitGroup
+	workers sync.WaitGroup
+}
+
+// batch is a set of datagram buffers and how many of them the last read filled.
+type batch struct {
+	msgs []ipv4.Message
+	n    int
+}
+
+// listenPacket binds the datagram sockets and starts the readers and the workers.
+func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, error) {
+	srv := &packetServer{sl: s, acc: acc, done: make(chan struct{})}
+	if err := srv.bind(); err != nil {
+		for _, c := range srv.conns {
+			_ = c.Close()
+		}
+		srv.removeSocket()
+		return nil, err
+	}
+	workers := s.receivers()
+	srv.free = make(chan *batch, workers*batchesPerWorker)
+	srv.work = make(chan *batch, workers*batchesPerWorker)
+	for range cap(srv.free) {
+		b := &batch{msgs: make([]ipv4.Message, batchSize)}
+		for i := range b.msgs {
+			b.msgs[i].Buffers = [][]byte{make([]byte, maxDatagram)}
+		}
+		srv.free <- b
+	}
+	for range workers {
+		srv.workers.Go(srv.parseBatches)
+	}
+	for _, c := range srv.conns {
+		s.setReadBuffer(c)
+		srv.readers.Go(func() { srv.receive(c) })
+	}
+	return srv, nil
+}
+
+// bind opens the sockets. Several UDP receivers share one port through SO_REUSEPORT; the
+// first binds the given address and the others bind the address it got, so that port 0
+// works too.
+func (srv *packetServer) bind() error {
+	s := srv.sl
+	if s.addr.network == "unixgram" {
+		if err := removeStaleSocket("unixgram", s.addr.addr); err != nil {
+			return err
+		}
+		c, err := net.ListenPacket("unixgram", s.addr.addr)
+		if err != nil {
+			return err
+		}
+		srv.conns, srv.path = append(srv.conns, c), s.addr.addr
+		return s.chmod()
+	}
+	n := s.receivers()
+	var lc net.ListenConfig
+	if n > 1 {
+		lc.Control = reusePort
+	}
+	addr := s.addr.addr
+	for range n {
+		c, err := lc.ListenPacket(context.Background(), s.addr.network, addr)
+		if err != nil {
+			return err
+		}
+		srv.conns = append(srv.conns, c)
+		addr = c.LocalAddr().String()
+	}
+	return nil
+}
+
+func (srv *packetServer) addr() net.Addr { return srv.conns[0].LocalAddr() }
+
+// close closes every socket, which ends the readers, then lets the workers parse what was
+// read and waits for them.
+func (srv *packetServer) close() {
+	srv.closing.Store(true)
+	close(srv.done)
+	for _, c := range srv.conns {
+		_ = c.Close()
+	}
+	srv.readers.Wait()
+	close(srv.work)
+	srv.workers.Wait()
+	srv.removeSocket()
+}
+
+// removeSocket removes the unixgram socket file, which closing the socket leaves behind.
+func (srv *packetServer) removeSocket() {
+	if srv.path != "" {
+		_ = os.Remove(srv.path)
+	}
+}
+
+// receive fills batches from one socket until it is closed. UDP sockets read a batch per
+// call, which is one recvmmsg call on Linux and one datagram elsewhere; unix datagram
+// sockets read one datagram per call.
+func (srv *packetServer) receive(c net.PacketConn) {
+	read := func(b *batch) (int, error) {
+		m := &b.msgs[0]
+		n, from, err := c.ReadFrom(m.Buffers[0])
+		m.N, m.Addr = n, from
+		return 1, err
+	}
+	if _, ok := c.(*net.UDPConn); ok {
+		pc := ipv4.NewPacketConn(c)
+		read = func(b *batch) (int, error) { return pc.ReadBatch(b.msgs, 0) }
+	}
+	for {
+		var b *batch
+		select {
+		case b = <-srv.free:
+		case <-srv.done:
+			return
+		}
+		n, err := read(b)
+		if err != nil {
+			srv.free <- b // there is room: every batch is in free, in work or here
+			if !srv.readFailed(err) {
+				return
+			}
+			continue
+		}
+		b.n = n
+		srv.work <- b // there is room, as above
+	}
+}
+
+// parseBatches parses filled batches until the server closes, and recycles them.
+func (srv *packetServer) parseBatches() {
+	d := &datagramParser{sl: srv.sl, acc: srv.acc}
+	d.emit = func(m morse.Metric) { d.acc.AddMetric(m) }
+	for b := range srv.work {
+		for _, m := range b.msgs[:b.n] {
+			d.handle(m.Buffers[0][:m.N], m.Addr)
+		}
+		srv.free <- b
+	}
+}
+
+// readFailed handles a read error. It reports false when the socket was closed, and
+// otherwise counts and logs the error and pauses briefly, so that an error that repeats does
+// not spin a CPU.
+func (srv *packetServer) readFailed(err error) bool {
+	if srv.closing.Load() || errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	s := srv.sl
+	s.c.readErr.Incr()
+	s.ioLog.Log(s.log, slog.LevelWarn, "reading datagrams failed", "error", err)
+	t := time.NewTimer(10 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-srv.done:
+		return false
+	}
+}
+
+// datagramParser parses the datagrams of one receiver. Its buffers are reused from one
+// datagram to the next, so a datagram costs no allocation beyond the parser's own.
+type datagramParser struct {
+	sl   *SocketListener
+	acc  morse.Accumulator
+	emit func(morse.Metric)
+	br   bytes.Reader
+	gz   *gzip.Reader
+	out  bytes.Buffer // a decompressed datagram
+}
+
+// handle parses one datagram on its own: a line never continues in the next datagram.
+func (d *datagramParser) handle(b []byte, from net.Addr) {
+	c := &d.sl.c
+	c.packets.Incr()
+	c.bytes.Add(int64(len(b)))
+	if d.sl.ContentEncoding == "gzip" {
+		var err error
+		if b, err = d.gunzip(b); err != nil {
+			c.decodeErr.Incr()
+			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "cannot decompress datagram", "from", from, "error", err)
+			return
+		}
+	}
+	res := d.sl.parser.Parse(b, d.emit)
+	c.lines.Add(int64(res.Lines))
+	if res.Errors > 0 {
+		// lineError counts the first bad line and logs it; the others are only counted.
+		c.parseErr.Add(int64(res.Errors - 1))
+		d.sl.lineError(*res.First, from)
+	}
+}
+
+// gunzip decompresses a datagram into d.out, refusing one that grows beyond
+// max_decompression_size: a few kilobytes of gzip can hold gigabytes of zeros.
+func (d *datagramParser) gunzip(b []byte) ([]byte, error) {
+	d.br.Reset(b)
+	var err error
+	if d.gz == nil {
+		d.gz, err = gzip.NewReader(&d.br)
+	} else {
+		err = d.gz.Reset(&d.br)
+	}
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(d.sl.MaxDecompressionSize)
+	d.out.Reset()
+	if _, err := d.out.ReadFrom(io.LimitReader(d.gz, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(d.out.Len()) > limit {
+		return nil, fmt.Errorf("larger than max_decompression_size (%d bytes) after decompression", limit)
+	}
+	return d.out.Bytes(), nil
+}

@@ -1,0 +1,210 @@
+package socketlistener
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/selfstat"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+const waitFor = 10 * time.Second
+
+// lineBatch builds n lines of one transport with every field type, and the metrics they must
+// become.
+func lineBatch(transport string, n int) (lines []string, want []morse.Metric) {
+	const base = int64(1700000000123456789)
+	for i := range n {
+		ts := base + int64(i)
+		lines = append(lines, fmt.Sprintf(`lp,seq=%d,transport=%s v=%di,f=%d.5,s="line %d",b=true,u=%du %d`, i, transport, i, i, i, i, ts))
+		want = append(want, morse.NewMetric("lp",
+			[]morse.Tag{{Key: "seq", Value: fmt.Sprint(i)}, {Key: "transport", Value: transport}},
+			[]morse.Field{
+				{Key: "v", Value: morse.Int(int64(i))}, {Key: "f", Value: morse.Float(float64(i) + 0.5)},
+				{Key: "s", Value: morse.String(fmt.Sprintf("line %d", i))}, {Key: "b", Value: morse.Bool(true)},
+				{Key: "u", Value: morse.Uint(uint64(i))},
+			},
+			time.Unix(0, ts).UTC()))
+	}
+	return lines, want
+}
+
+// socketDir returns a short temporary directory for unix sockets, whose paths are limited to
+// about 100 bytes.
+func socketDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "morse")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newListener returns an initialised listener for address, changed by opts.
+func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *SocketListener {
+	t.Helper()
+	s := New()
+	s.ServiceAddress = address
+	for _, o := range opts {
+		o(s)
+	}
+	s.SetLogger(quiet())
+	require.NoError(t, s.Init())
+	return s
+}
+
+// start runs s with a test accumulator and its own stats, and stops it when the test ends.
+func start(t *testing.T, s *SocketListener) (*testutil.Accumulator, *morse.PluginStats) {
+	t.Helper()
+	st := morse.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
+	s.SetStats(st)
+	acc := &testutil.Accumulator{}
+	require.NoError(t, s.Start(context.Background(), acc))
+	t.Cleanup(s.Stop)
+	return acc, st
+}
+
+func waitMetrics(t *testing.T, acc *testutil.Accumulator, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, acc.Wait(ctx, n))
+}
+
+// TestEachTransportDeliversExactlyTheLinesSent runs every transport through a whole agent and
+// compares what the output received, after the agent stopped and flushed, with what was sent.
+func TestEachTransportDeliversExactlyTheLinesSent(t *testing.T) {
+	dir := socketDir(t)
+	cases := []struct {
+		name, address string
+		send          func(t *testing.T, addr net.Addr, lines []string)
+	}{
+		{"tcp", "tcp://127.0.0.1:0", sendStream},
+		{"tcp6", "tcp://[::1]:0", sendStream},
+		{"udp", "udp://127.0.0.1:0", sendDatagrams},
+		{"udp6", "udp://[::1]:0", sendDatagrams},
+		{"unix", "unix://" + filepath.Join(dir, "s.sock"), sendStream},
+		{"unixgram", "unixgram://" + filepath.Join(dir, "g.sock"), sendDatagrams},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newListener(t, tc.address, func(s *SocketListener) { s.UDPReceivers = 2 })
+			agent := listenertest.RunAgent(t, "socket_listener", in)
+			lines, want := lineBatch(tc.name, 120)
+			tc.send(t, agent.Addr, lines)
+			agent.Out.Wait(t, len(want), waitFor)
+			agent.Stop(t)
+			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+		})
+	}
+}
+
+// sendStream writes the lines over one connection in uneven pieces, so that lines are cut
+// across reads, and closes it.
+func sendStream(t *testing.T, addr net.Addr, lines []string) {
+	t.Helper()
+	conn, err := net.Dial(addr.Network(), addr.String())
+	require.NoError(t, err)
+	defer conn.Close()
+	data := []byte(strings.Join(lines, "\n")) // no newline after the last line
+	for len(data) > 0 {
+		n := min(len(data), 777)
+		_, err := conn.Write(data[:n])
+		require.NoError(t, err)
+		data = data[n:]
+	}
+}
+
+// sendDatagrams sends the lines ten to a datagram.
+func sendDatagrams(t *testing.T, addr net.Addr, lines []string) {
+	t.Helper()
+	conn, err := net.Dial(addr.Network(), addr.String())
+	require.NoError(t, err)
+	defer conn.Close()
+	for i := 0; i < len(lines); i += 10 {
+		_, err := conn.Write([]byte(strings.Join(lines[i:min(i+10, len(lines))], "\n") + "\n"))
+		require.NoError(t, err)
+	}
+}
+
+// TestMalformedLinesAreCountedAndTheStreamGoesOn sends bad lines between good ones over one
+// connection and over datagrams; the good ones arrive and the bad ones are counted.
+func TestMalformedLinesAreCountedAndTheStreamGoesOn(t *testing.T) {
+	body := "m v=1i 1\nm v= 2\n# a comment\n\nm v=3i 3\nm,t= v=1 4\nm v=5i 5\n"
+	for _, address := range []string{"tcp://127.0.0.1:0", "udp://127.0.0.1:0"} {
+		t.Run(address[:3], func(t *testing.T) {
+			s := newListener(t, address)
+			acc, st := start(t, s)
+			conn, err := net.Dial(s.Addr().Network(), s.Addr().String())
+			require.NoError(t, err)
+			_, err = conn.Write([]byte(body))
+			require.NoError(t, err)
+			require.NoError(t, conn.Close())
+			waitMetrics(t, acc, 3)
+			var got []int64
+			for _, m := range acc.Metrics() {
+				v, _ := m.Field("v")
+				got = append(got, v.Int())
+			}
+			require.Equal(t, []int64{1, 3, 5}, got)
+			require.Eventually(t, func() bool { return st.Counter("lines_received").Get() == 5 }, waitFor, time.Millisecond)
+			require.Equal(t, int64(2), st.Counter("parse_errors").Get())
+			require.Equal(t, int64(len(body)), st.Counter("bytes_received").Get())
+		})
+	}
+}
+
+// TestValidateNamesTheKey checks that each bad option is refused under its own key.
+func TestValidateNamesTheKey(t *testing.T) {
+	cases := []struct {
+		key string
+		set func(*SocketListener)
+	}{
+		{"service_address", func(s *SocketListener) { s.ServiceAddress = "127.0.0.1:8094" }},
+		{"service_address", func(s *SocketListener) { s.ServiceAddress = "sctp://127.0.0.1:8094" }},
+		{"service_address", func(s *SocketListener) { s.ServiceAddress = "tcp://localhost" }},
+		{"data_format", func(s *SocketListener) { s.DataFormat = "json" }},
+		{"max_connections", func(s *SocketListener) { s.MaxConnections = -1 }},
+		{"udp_receivers", func(s *SocketListener) { s.UDPReceivers = -2 }},
+		{"content_encoding", func(s *SocketListener) { s.ContentEncoding = "br" }},
+		{"socket_mode", func(s *SocketListener) { s.SocketMode = "rw-rw----" }},
+		{"influx_timestamp_precision", func(s *SocketListener) { s.InfluxTimestampPrecision = morse.Duration(time.Minute) }},
+		{"tls_cert", func(s *SocketListener) { s.Cert = "cert.pem" }},
+		{"tls_min_version", func(s *SocketListener) { s.MinVersion = "TLS11" }},
+		{"tls_cert", func(s *SocketListener) {
+			s.ServiceAddress, s.Cert, s.Key = "udp://127.0.0.1:8094", "c.pem", "k.pem"
+		}},
+	}
+	for _, tc := range cases {
+		s := New()
+		tc.set(s)
+		err := s.Validate()
+		require.Error(t, err)
+		require.Contains(t, err.Error(), tc.key+": ")
+	}
+	require.NoError(t, New().Validate(), "the defaults are valid")
+}
+
+// TestTimestampPrecision reads second timestamps when influx_timestamp_precision says so.
+func TestTimestampPrecision(t *testing.T) {
+	s := newListener(t, "udp://127.0.0.1:0", func(s *SocketListener) {
+		s.InfluxTimestampPrecision = morse.Duration(time.Second)
+	})
+	acc, _ := start(t, s)
+	sendDatagrams(t, s.Addr(), []string{"m v=1 1700000000"})
+	waitMetrics(t, acc, 1)
+	require.Equal(t, time.Unix(1700000000, 0).UTC(), acc.Metrics()[0].Time())
+}

@@ -1,0 +1,207 @@
+package socketlistener
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
+)
+
+// streamServer serves a TCP or unix stream socket: one goroutine accepts, and one goroutine
+// per connection parses what it sends.
+type streamServer struct {
+	sl    *SocketListener
+	acc   morse.Accumulator
+	raw   net.Listener // the bound socket, for its address
+	ln    net.Listener // raw behind the connection cap and TLS
+	conns listener.ConnSet
+	done  chan struct{} // closed when the accept loop has ended
+}
+
+// listenStream binds the stream socket and starts accepting.
+func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, error) {
+	lc := net.ListenConfig{KeepAlive: s.keepAlive()}
+	if s.addr.network == "unix" {
+		if err := removeStaleSocket(s.addr.network, s.addr.addr); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := lc.Listen(context.Background(), s.addr.network, s.addr.addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.chmod(); err != nil {
+		_ = raw.Close()
+		return nil, err
+	}
+	ln := listener.Limit(raw, s.MaxConnections,
+		listener.ConnCounters{Opened: s.c.opened, Closed: s.c.closed, Refused: s.c.refused},
+		func(from net.Addr) {
+			s.ioLog.Log(s.log, slog.LevelWarn, "connection refused: max_connections reached", "from", from, "max_connections", s.MaxConnections)
+		})
+	if s.tlsCfg != nil {
+		ln = tls.NewListener(ln, s.tlsCfg)
+	}
+	srv := &streamServer{sl: s, acc: acc, raw: raw, ln: ln, done: make(chan struct{})}
+	go srv.serve()
+	return srv, nil
+}
+
+// keepAlive maps keep_alive_period onto net.ListenConfig: unset keeps Go's default, zero
+// turns probes off.
+func (s *SocketListener) keepAlive() time.Duration {
+	switch {
+	case s.KeepAlivePeriod == nil:
+		return 0
+	case *s.KeepAlivePeriod == 0:
+		return -1
+	}
+	return time.Duration(*s.KeepAlivePeriod)
+}
+
+// chmod applies socket_mode to a unix socket.
+func (s *SocketListener) chmod() error {
+	if !s.addr.unix() || s.mode == 0 {
+		return nil
+	}
+	if err := os.Chmod(s.addr.addr, s.mode); err != nil {
+		return fmt.Errorf("socket_mode: %w", err)
+	}
+	return nil
+}
+
+// removeStaleSocket removes a socket file that a previous run left behind, so that a restart
+// after a crash can bind again. It refuses to remove anything that is not a socket, or a
+// socket that another process still serves.
+func removeStaleSocket(network, path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("%s exists and is not a socket; refusing to replace it", path)
+	}
+	if c, err := net.DialTimeout(network, path, time.Second); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("%s is in use by another process", path)
+	}
+	return os.Remove(path)
+}
+
+func (srv *streamServer) addr() net.Addr { return srv.raw.Addr() }
+
+// serve accepts connections until the listener is closed.
+func (srv *streamServer) serve() {
+	defer close(srv.done)
+	for {
+		conn, err := srv.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				srv.sl.log.Error("accepting connections failed; the listener stops", "error", err)
+			}
+			return
+		}
+		srv.conns.Go(conn, srv.handle)
+	}
+}
+
+// close stops accepting, closes every connection and waits for every goroutine.
+func (srv *streamServer) close() {
+	_ = srv.ln.Close()
+	<-srv.done
+	srv.conns.CloseAndWait()
+}
+
+// handle parses one connection until it ends, is idle for read_timeout, or the listener
+// stops.
+func (srv *streamServer) handle(conn net.Conn) {
+	sl := srv.sl
+	sl.setReadBuffer(conn)
+	cr := &connReader{conn: conn, timeout: time.Duration(sl.ReadTimeout), bytes: sl.c.bytes, lines: sl.c.lines}
+	defer cr.flush()
+	from := conn.RemoteAddr()
+	var r io.Reader = cr
+	if sl.ContentEncoding == "gzip" {
+		gz, err := gzip.NewReader(cr)
+		if err != nil {
+			srv.readError(from, "reading the gzip header failed", err)
+			return
+		}
+		defer gz.Close()
+		r = gz
+	}
+	emit := func(m morse.Metric) {
+		cr.pending++
+		srv.acc.AddMetric(m)
+	}
+	err := sl.parser.ParseReader(r, emit, func(e influx.LineError) {
+		cr.pending++
+		sl.lineError(e, from)
+	})
+	if err != nil {
+		srv.readError(from, "connection ended", err)
+	}
+}
+
+// readError logs why a connection ended, unless the listener closed it or the sender closed
+// it cleanly. An idle connection that read_timeout closed is normal and logged at debug
+// level only.
+func (srv *streamServer) readError(from net.Addr, msg string, err error) {
+	sl := srv.sl
+	var ne net.Error
+	switch {
+	case errors.Is(err, net.ErrClosed), errors.Is(err, io.EOF):
+		return // closed by the listener, or by a sender that sent nothing
+	case errors.As(err, &ne) && ne.Timeout():
+		sl.log.Debug("closing idle connection", "from", from, "read_timeout", sl.ReadTimeout)
+		return
+	}
+	sl.c.readErr.Incr()
+	sl.ioLog.Log(sl.log, slog.LevelWarn, msg, "from", from, "error", err)
+}
+
+// connReader reads a connection for the parser. Before each read it moves the idle deadline
+// on, and after it counts the bytes and the lines parsed since the previous read. Counting
+// per read rather than per line keeps shared counters out of the per-line path.
+type connReader struct {
+	conn    net.Conn
+	timeout time.Duration
+	bytes   *morse.Counter
+	lines   *morse.Counter
+	pending int64 // lines parsed since the last flush; touched by the parsing goroutine only
+}
+
+// Read reads from the connection within the idle timeout, counting what it read.
+func (r *connReader) Read(p []byte) (int, error) {
+	r.flush()
+	if r.timeout > 0 {
+		if err := r.conn.SetReadDeadline(time.Now().Add(r.timeout)); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.conn.Read(p)
+	r.bytes.Add(int64(n))
+	return n, err
+}
+
+// flush adds the lines parsed since the last read to the shared counter.
+func (r *connReader) flush() {
+	if r.pending > 0 {
+		r.lines.Add(r.pending)
+		r.pending = 0
+	}
+}
