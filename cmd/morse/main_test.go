@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,15 +141,23 @@ func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
 	require.Contains(t, stderr, "outputs.file: 1 metrics left unsent")
 }
 
+// listenPort matches the port of a listener's service_address in a sample config.
+var listenPort = regexp.MustCompile(`(service_address\s*=\s*"[^"]*:)\d+"`)
+
 func TestSampleConfigRunsUnchanged(t *testing.T) {
 	full, _, code := runMorse(t, "config")
 	require.Zero(t, code)
+	require.Contains(t, full, "[[outputs.influxdb]]")
+	require.Contains(t, full, "[[inputs.socket_listener]]")
 	dir := t.TempDir()
-	conf := writeFile(t, dir, "full.conf", full)
+	// The only change: listeners bind a port the system picks, never a fixed one, so the
+	// test cannot collide with anything else on this machine.
+	conf := writeFile(t, dir, "full.conf", listenPort.ReplaceAllString(full, `${1}0"`))
 	out, stderr, code := runMorse(t, "--config", conf, "--test")
 	require.Zero(t, code, stderr)
 	require.NotEmpty(t, parseLines(t, out))
 
+	// A narrowed sample runs with no change at all.
 	narrow, _, code := runMorse(t, "config", "--input-filter", "cpu:mem", "--output-filter", "file")
 	require.Zero(t, code)
 	require.NotContains(t, narrow, "[[inputs.internal]]")

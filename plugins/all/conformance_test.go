@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	_ "github.com/morse-agent/morse/plugins/all"
 	"github.com/morse-agent/morse/internal/testutil"
+	_ "github.com/morse-agent/morse/plugins/all"
 )
 
 // The conformance suite runs over every plugin the binary registers, so a new plugin cannot

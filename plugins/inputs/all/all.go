@@ -4,7 +4,22 @@
 package all
 
 import (
-	_ "github.com/morse-agent/morse/plugins/inputs/cpu"      // registers inputs.cpu
-	_ "github.com/morse-agent/morse/plugins/inputs/internal" // registers inputs.internal
-	_ "github.com/morse-agent/morse/plugins/inputs/mem"      // registers inputs.mem
+	_ "github.com/morse-agent/morse/plugins/inputs/cpu"               // registers inputs.cpu
+	_ "github.com/morse-agent/morse/plugins/inputs/disk"              // registers inputs.disk
+	_ "github.com/morse-agent/morse/plugins/inputs/diskio"            // registers inputs.diskio
+	_ "github.com/morse-agent/morse/plugins/inputs/exec"              // registers inputs.exec
+	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
+	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
+	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
+	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
+	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
+	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
+	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
+	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
+	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes
+	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
+	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
+	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
+	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system
+	_ "github.com/morse-agent/morse/plugins/inputs/tail"              // registers inputs.tail
 )

@@ -1,0 +1,187 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/shirou/gopsutil/v4/disk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+var mounts = []disk.PartitionStat{
+	{Device: "/dev/sda1", Mountpoint: "/", Fstype: "ext4", Opts: []string{"rw", "relatime"}},
+	{Device: "/dev/sda2", Mountpoint: "/home", Fstype: "ext4", Opts: []string{"ro", "noatime"}},
+	{Device: "/dev/sda1", Mountpoint: "/srv/www", Fstype: "ext4", Opts: []string{"rw", "bind"}},
+	{Device: "tmpfs", Mountpoint: "/run", Fstype: "tmpfs", Opts: []string{"rw"}},
+	{Device: "proc", Mountpoint: "/proc", Fstype: "proc", Opts: []string{"rw"}},
+	{Device: "systemd-1", Mountpoint: "/net", Fstype: "autofs", Opts: []string{"rw"}},
+	{Device: "server:/export", Mountpoint: "/mnt/stale", Fstype: "nfs4", Opts: []string{}},
+}
+
+// usage gives each mount point its own numbers; /proc has no blocks and /mnt/stale hangs.
+func usage(_ context.Context, path string) (*disk.UsageStat, error) {
+	switch path {
+	case "/proc":
+		return &disk.UsageStat{Path: path}, nil
+	case "/mnt/stale":
+		return nil, errors.New("stale file handle")
+	case "/net":
+		panic("autofs must never be asked for usage: that would trigger the mount")
+	}
+	return &disk.UsageStat{Path: path, Total: 1100, Free: 400, Used: 600, InodesTotal: 100, InodesFree: 75, InodesUsed: 25}, nil
+}
+
+func fake(prefix string) Source {
+	return Source{
+		Partitions: func(context.Context, bool) ([]disk.PartitionStat, error) { return mounts, nil },
+		Usage:      usage,
+		Getenv: func(key string) string {
+			if key == "HOST_MOUNT_PREFIX" {
+				return prefix
+			}
+			return ""
+		},
+	}
+}
+
+func tagsOf(m morse.Metric) map[string]string {
+	out := map[string]string{}
+	for _, t := range m.Tags() {
+		out[t.Key] = t.Value
+	}
+	return out
+}
+
+func fieldsOf(m morse.Metric) map[string]any {
+	out := map[string]any{}
+	for _, f := range m.Fields() {
+		out[f.Key] = f.Value.Interface()
+	}
+	return out
+}
+
+func paths(ms []morse.Metric) []string {
+	var out []string
+	for _, m := range ms {
+		p, _ := m.Tag("path")
+		out = append(out, p)
+	}
+	return out
+}
+
+func TestRegisteredWithTelegrafDefaults(t *testing.T) {
+	info, ok := morse.DefaultRegistry().Input("disk")
+	require.True(t, ok)
+	require.Equal(t, Description, info.Description)
+	require.True(t, strings.HasPrefix(info.SampleConfig, "# "+Description+"\n[[inputs.disk]]\n"))
+	d, ok := info.New().(*Disk)
+	require.True(t, ok)
+	require.Equal(t, []string{"tmpfs", "devtmpfs", "devfs", "iso9660", "overlay", "aufs", "squashfs"}, d.IgnoreFS)
+	require.Empty(t, d.MountPoints)
+	require.Empty(t, d.IgnoreMountOpts)
+
+	option := regexp.MustCompile(`(?m)^\s*# (\w+ = .*)$`)
+	body := option.ReplaceAllString(info.SampleConfig[strings.Index(info.SampleConfig, "]]\n")+3:], "$1")
+	fresh := &Disk{}
+	md, err := toml.Decode(body, fresh)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded())
+	require.Equal(t, d.IgnoreFS, fresh.IgnoreFS, "the sample shows the default list")
+}
+
+func TestFilters(t *testing.T) {
+	tests := []struct {
+		name   string
+		config func(d *Disk)
+		want   []string
+	}{
+		{name: "defaults", config: func(*Disk) {}, want: []string{"/", "/home", "/srv/www"}},
+		{name: "mount_points", config: func(d *Disk) { d.MountPoints = []string{"/home", "/nowhere"} }, want: []string{"/home"}},
+		{name: "ignore_mount_opts bind", config: func(d *Disk) { d.IgnoreMountOpts = []string{"bind"} }, want: []string{"/", "/home"}},
+		{name: "ignore_fs", config: func(d *Disk) { d.IgnoreFS = []string{"ext4"} }, want: []string{"/run"}},
+		{name: "empty ignore_fs still skips autofs", config: func(d *Disk) { d.IgnoreFS = nil }, want: []string{"/", "/home", "/srv/www", "/run"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := New()
+			d.Source = fake("")
+			d.TraceFilters = true
+			d.SetLogger(slog.New(slog.DiscardHandler))
+			tt.config(d)
+			acc := &testutil.Accumulator{}
+			require.NoError(t, d.Gather(context.Background(), acc))
+			require.Equal(t, tt.want, paths(acc.Metrics()))
+			require.Empty(t, acc.Errors(), "an unreadable mount point is skipped, not an error")
+		})
+	}
+}
+
+func TestTagsAndFields(t *testing.T) {
+	d := New()
+	d.Source = fake("")
+	acc := &testutil.Accumulator{}
+	require.NoError(t, d.Gather(context.Background(), acc))
+	ms := acc.Metrics()
+	require.Equal(t, map[string]string{"device": "sda1", "fstype": "ext4", "mode": "rw", "path": "/"}, tagsOf(ms[0]))
+	require.Equal(t, map[string]string{"device": "sda2", "fstype": "ext4", "mode": "ro", "path": "/home"}, tagsOf(ms[1]))
+	require.Equal(t, map[string]any{
+		"total": int64(1100), "free": int64(400), "used": int64(600), "used_percent": 60.0,
+		"inodes_total": int64(100), "inodes_free": int64(75), "inodes_used": int64(25), "inodes_used_percent": 25.0,
+	}, fieldsOf(ms[0]), "used_percent is used/(used+free), not used/total")
+	require.Equal(t, "unknown", mode(nil))
+}
+
+func TestHostMountPrefix(t *testing.T) {
+	var asked []string
+	d := New()
+	d.Source = fake("/hostfs")
+	d.Source.Usage = func(ctx context.Context, path string) (*disk.UsageStat, error) {
+		asked = append(asked, path)
+		return usage(ctx, strings.TrimPrefix(path, "/hostfs"))
+	}
+	acc := &testutil.Accumulator{}
+	require.NoError(t, d.Gather(context.Background(), acc))
+	require.Contains(t, asked, "/hostfs/home", "usage is read below the prefix")
+	require.Equal(t, []string{"/", "/home", "/srv/www"}, paths(acc.Metrics()), "the path tag is the host's")
+}
+
+func TestPartitionsFailure(t *testing.T) {
+	d := New()
+	d.Source.Partitions = func(context.Context, bool) ([]disk.PartitionStat, error) { return nil, errors.New("no mounts") }
+	require.ErrorContains(t, d.Gather(context.Background(), &testutil.Accumulator{}), "error getting disk usage info: no mounts")
+}
+
+func TestGoldenRealGather(t *testing.T) {
+	shapes, err := testutil.LoadShapes("../../../testdata/inputs/disk.golden")
+	require.NoError(t, err)
+	d := &Disk{}
+	md, err := toml.Decode(shapes.Config, d)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
+	require.Equal(t, New().IgnoreFS, d.IgnoreFS)
+	acc := &testutil.Accumulator{}
+	require.NoError(t, d.Gather(context.Background(), acc))
+	require.Empty(t, acc.Errors())
+	ms := acc.Metrics()
+	require.NotEmpty(t, ms)
+	require.Empty(t, shapes.Check(ms))
+	require.Equal(t, []string{"disk: tag label: emitted but not in the golden list"},
+		shapes.Check([]morse.Metric{ms[0].WithTag("label", "x")}))
+	require.True(t, slices.Contains(paths(ms), "/"), "the root file system is reported")
+	for _, m := range ms {
+		fstype, _ := m.Tag("fstype")
+		require.NotContains(t, New().IgnoreFS, fstype)
+		f := fieldsOf(m)
+		require.Positive(t, f["total"])
+		require.InDelta(t, 50.0, f["used_percent"], 50.0)
+	}
+}

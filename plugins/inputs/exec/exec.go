@@ -1,0 +1,158 @@
+// Package exec is the inputs.exec plugin. Every interval it runs the configured commands,
+// all at once, and parses what each prints on stdout as line protocol, with Telegraf's
+// options: commands (the command may be a glob), environment, timeout, ignore_error and
+// data_format.
+//
+// As in Telegraf, a command that exits non-zero or times out is reported as an error that
+// quotes the first line of its stderr, and its output is not parsed unless ignore_error is
+// set. Unlike Telegraf, whose parser drops a command's whole output for one malformed line,
+// morse keeps the valid lines around a malformed one and reports the malformed ones.
+package exec
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
+)
+
+// Description is the one-line summary that `morse config` prints above the sample.
+const Description = "Read metrics from one or more commands that can output to stdout"
+
+//go:embed sample.conf
+var sampleConfig string
+
+// Exec is the inputs.exec plugin and its configuration. Build it with New.
+type Exec struct {
+	// Commands are the command lines to run, split into words as a shell would.
+	Commands []string `toml:"commands"`
+	// Command is Telegraf's deprecated single command; it runs before Commands.
+	Command string `toml:"command"`
+	// Environment holds "KEY=value" pairs added to the agent's environment.
+	Environment []string `toml:"environment"`
+	// Timeout bounds each command; it is then terminated, and killed after a grace period.
+	Timeout morse.Duration `toml:"timeout"`
+	// IgnoreError parses the output of a command that failed as if it had succeeded.
+	IgnoreError bool `toml:"ignore_error"`
+	// DataFormat is the format of the output. Only "influx" is read, so it is the default;
+	// "json" (Telegraf's default) is refused at config time rather than misread on every
+	// gather.
+	DataFormat string `toml:"data_format"`
+
+	// killGrace is the time between SIGTERM and SIGKILL after a timeout; tests shorten it.
+	killGrace time.Duration
+}
+
+// The engine finds these interfaces by type assertion; a typo would go unnoticed.
+var (
+	_ morse.Input     = (*Exec)(nil)
+	_ morse.Validator = (*Exec)(nil)
+)
+
+// New returns the plugin with Telegraf's defaults.
+func New() *Exec {
+	return &Exec{Timeout: morse.Duration(5 * time.Second), DataFormat: "influx", killGrace: 5 * time.Second}
+}
+
+func init() {
+	morse.RegisterInput(morse.InputInfo{
+		Name:         "exec",
+		Description:  Description,
+		SampleConfig: sampleConfig,
+		New:          func() morse.Input { return New() },
+	})
+}
+
+// Validate checks the options that can be wrong before anything runs.
+func (e *Exec) Validate() error {
+	if e.DataFormat != "influx" {
+		return morse.Errorf("data_format", "%q is not supported: morse reads \"influx\" (line protocol); "+
+			"Telegraf's default for exec is \"json\", so set data_format = \"influx\" explicitly", e.DataFormat)
+	}
+	if e.Timeout <= 0 {
+		return morse.Errorf("timeout", "must be positive, got %s", e.Timeout)
+	}
+	for _, kv := range e.Environment {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return morse.Errorf("environment", "%q is not of the form KEY=value", kv)
+		}
+	}
+	for _, c := range e.commandLines() {
+		if _, err := splitWords(c); err != nil {
+			return morse.Errorf("commands", "%q: %v", c, err)
+		}
+	}
+	return nil
+}
+
+func (e *Exec) commandLines() []string {
+	if e.Command == "" {
+		return e.Commands
+	}
+	return append([]string{e.Command}, e.Commands...)
+}
+
+// expand turns the configured command lines into the commands to run: a command whose
+// program is a glob runs once per match, with the same arguments; a glob without matches
+// runs as written, so that programs found through PATH work.
+func (e *Exec) expand(acc morse.Accumulator) []string {
+	var out []string
+	for _, line := range e.commandLines() {
+		program, args, hasArgs := strings.Cut(strings.TrimSpace(line), " ")
+		matches, err := filepath.Glob(program)
+		if err != nil {
+			acc.AddError(fmt.Errorf("exec: command %q: %w", line, err))
+			continue
+		}
+		if len(matches) == 0 {
+			out = append(out, line)
+			continue
+		}
+		for _, m := range matches {
+			if hasArgs {
+				m += " " + args
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Gather runs every command at once and waits for all of them. Failures are reported
+// through acc.AddError, one per command, so that one broken script does not hide others.
+func (e *Exec) Gather(ctx context.Context, acc morse.Accumulator) error {
+	var wg sync.WaitGroup
+	for _, c := range e.expand(acc) {
+		wg.Go(func() { e.process(ctx, c, acc) })
+	}
+	wg.Wait()
+	return nil
+}
+
+func (e *Exec) process(ctx context.Context, command string, acc morse.Accumulator) {
+	out, stderr, err := e.run(ctx, command)
+	if err != nil && !e.IgnoreError {
+		msg := fmt.Errorf("exec: %w for command %q", err, command)
+		if len(stderr) > 0 {
+			msg = fmt.Errorf("%w: %s", msg, stderr)
+		}
+		acc.AddError(msg)
+		return
+	}
+	p := influx.Parser{}
+	res := p.Parse(out, acc.AddMetric)
+	if perr := res.Err(); perr != nil {
+		acc.AddError(fmt.Errorf("exec: %d of %d lines of the output of %q could not be parsed: %w",
+			res.Errors, res.Lines, command, perr))
+	}
+}
+
+// ErrTimeout reports a command that did not finish within the timeout.
+var ErrTimeout = errors.New("command timed out")

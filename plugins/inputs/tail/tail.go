@@ -1,0 +1,135 @@
+// Package tail is the inputs.tail plugin. It follows files as lines are appended to them
+// and parses each complete line as line protocol, with Telegraf's options: files (globs,
+// ** included), from_beginning, watch_method, character_encoding, data_format and path_tag.
+//
+// It is a service input: Start opens the files and starts one goroutine that polls them
+// every poll_interval, and Stop ends that goroutine. Each poll reads what was appended, and
+// follows a rotation by rename and create (the renamed file is read to its end first, then
+// the new file from its start) and a truncation (read again from the start; recognised by
+// the file getting shorter, or by the bytes just before the read position changing when it
+// was written past that position again between two polls). A file that
+// appears later, or is renamed into a pattern, is read from its start, unless it is a file
+// already read under another name. Every line is delivered once; malformed lines are
+// reported through acc.AddError and skipped.
+//
+// Telegraf watches with inotify by default. morse polls for both watch methods: a poll
+// every 250 ms costs a few stat calls, and it sees rotations that inotify can miss on
+// network and overlay file systems.
+package tail
+
+import (
+	"context"
+	_ "embed"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/inputs/file"
+	"github.com/morse-agent/morse/plugins/inputs/file/globpath"
+)
+
+// Description is the one-line summary that `morse config` prints above the sample.
+const Description = "Parse the new lines appended to a file"
+
+//go:embed sample.conf
+var sampleConfig string
+
+// Tail is the inputs.tail plugin and its configuration. Build it with New.
+type Tail struct {
+	// Files are the paths or glob patterns of the files to follow.
+	Files []string `toml:"files"`
+	// FromBeginning reads the files present at start from their beginning, not their end.
+	FromBeginning bool `toml:"from_beginning"`
+	// WatchMethod is "inotify" or "poll", accepted for Telegraf's configs; morse polls.
+	WatchMethod string `toml:"watch_method"`
+	// PollInterval is how often the files are checked.
+	PollInterval morse.Duration `toml:"poll_interval"`
+	// CharacterEncoding is "" or "utf-8".
+	CharacterEncoding string `toml:"character_encoding"`
+	// DataFormat is the format of the lines; only "influx" is read.
+	DataFormat string `toml:"data_format"`
+	// PathTag names the tag that receives the file's path; empty adds none.
+	PathTag string `toml:"path_tag"`
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// polled is handed to the watcher; see watcher.polled.
+	polled func()
+}
+
+// The engine finds these interfaces by type assertion; a typo would go unnoticed.
+var (
+	_ morse.ServiceInput = (*Tail)(nil)
+	_ morse.Validator    = (*Tail)(nil)
+)
+
+// New returns the plugin with Telegraf's defaults.
+func New() *Tail {
+	return &Tail{WatchMethod: "inotify", PollInterval: morse.Duration(250 * time.Millisecond),
+		DataFormat: "influx", PathTag: "path"}
+}
+
+func init() {
+	morse.RegisterInput(morse.InputInfo{
+		Name:         "tail",
+		Description:  Description,
+		SampleConfig: sampleConfig,
+		New:          func() morse.Input { return New() },
+	})
+}
+
+// Validate checks the options before anything is opened.
+func (t *Tail) Validate() error {
+	for _, p := range t.Files {
+		if _, err := globpath.Compile(p); err != nil {
+			return morse.Errorf("files", "could not compile glob %q: %v", p, err)
+		}
+	}
+	if t.WatchMethod != "inotify" && t.WatchMethod != "poll" {
+		return morse.Errorf("watch_method", "%q is not a watch method; use \"inotify\" or \"poll\"", t.WatchMethod)
+	}
+	if t.PollInterval <= 0 {
+		return morse.Errorf("poll_interval", "must be positive, got %s", t.PollInterval)
+	}
+	switch t.CharacterEncoding {
+	case "", "utf-8", "utf8":
+	default:
+		return morse.Errorf("character_encoding", "unsupported encoding %q; use \"\" or \"utf-8\"", t.CharacterEncoding)
+	}
+	if t.DataFormat != "influx" {
+		return morse.Errorf("data_format", "%q is not supported: morse reads \"influx\" (line protocol)", t.DataFormat)
+	}
+	return nil
+}
+
+// Start opens the files that exist now, at their end unless from_beginning is set, and
+// starts the goroutine that follows them. Lines appended after Start returns are read.
+func (t *Tail) Start(ctx context.Context, acc morse.Accumulator) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	w := &watcher{tail: t, acc: acc, followers: map[string]*follower{}, consumed: map[fileID]consumedAt{}, polled: t.polled}
+	for _, g := range w.globs() {
+		for _, path := range g.Match() {
+			w.follow(path, t.FromBeginning)
+		}
+	}
+	ctx, t.cancel = context.WithCancel(ctx)
+	t.wg.Go(func() { w.run(ctx, time.Duration(t.PollInterval)) })
+	return nil
+}
+
+// Stop ends the goroutine that Start started and closes the files. It is safe to call
+// more than once, and without Start.
+func (t *Tail) Stop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.wg.Wait()
+}
+
+// Gather does nothing: the lines are reported as they are read.
+func (t *Tail) Gather(context.Context, morse.Accumulator) error { return nil }
+
+// decode applies the character encoding to a chunk of complete lines.
+func (t *Tail) decode(b []byte) []byte { return file.Decode(t.CharacterEncoding, b) }
