@@ -3,6 +3,7 @@ package morse
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -308,4 +309,69 @@ func TestMergeMissingTags(t *testing.T) {
 			require.Equal(t, tc.have, have, "the input slice is never written")
 		})
 	}
+}
+
+// flakyInput fails every gather after adding one metric, like a collector whose source is
+// half broken.
+type flakyInput struct{ seqInput }
+
+func (f *flakyInput) Gather(ctx context.Context, acc Accumulator) error {
+	_ = f.seqInput.Gather(ctx, acc)
+	acc.AddError(errors.New("reading /proc/thing: permission denied"))
+	return errors.New("gather failed")
+}
+
+// countingHandler counts log records at error level.
+type countingHandler struct {
+	mu     sync.Mutex
+	errors int
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.mu.Lock()
+		h.errors++
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+func TestAgentCountsGatherErrorsThrottlesTheLogAndKeepsRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Agent.Interval = Duration(time.Second)
+		cfg.Agent.RoundInterval = false
+		cfg.Agent.FlushInterval = Duration(time.Second)
+		cfg.AddInput("flaky", &flakyInput{seqInput{Count: 1, Name: "f"}})
+		out := &scriptOutput{}
+		cfg.AddOutput("mem", out)
+		logs := &countingHandler{}
+		a, err := NewAgent(cfg, AgentOptions{Logger: slog.New(logs)})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(59*time.Second + 500*time.Millisecond) // 60 gathers, two errors each
+		require.NoError(t, stop())
+
+		_, written := out.snapshot()
+		require.Equal(t, seqRange(0, 60), seqs(written), "the agent kept gathering and writing")
+		var gatherErrors, agentErrors int64
+		for _, s := range a.stats.Snapshot() {
+			for _, f := range s.Fields {
+				switch {
+				case s.Measurement == "internal_gather" && f.Key == "errors":
+					gatherErrors = f.Value
+				case s.Measurement == "internal_agent" && f.Key == "gather_errors":
+					agentErrors = f.Value
+				}
+			}
+		}
+		require.Equal(t, int64(120), gatherErrors, "every error is counted in internal_gather")
+		require.Equal(t, int64(120), agentErrors, "and in internal_agent")
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		require.Equal(t, 2, logs.errors, "120 errors in 60 s log twice: once per 30 s")
+	})
 }
