@@ -34,10 +34,15 @@ vet:
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## bench: every Go benchmark with allocation counts, then the built agent's idle memory.
+## bench: every Go benchmark with allocation counts, the built agent's idle memory, then the
+## end-to-end load benchmark (morse-load into the agent's listeners, out to a discarding sink).
+E2E_DURATION ?= 20s
+E2E_REPEAT   ?= 1
 bench: test-deps build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	bash scripts/bench-idle-rss.sh $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/morse-load ./cmd/morse-load
+	$(GO) run ./internal/benche2e --morse $(BIN) --load bin/morse-load --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
 
 ## fuzz: a short run of each fuzz target beyond its seed corpus.
 fuzz:

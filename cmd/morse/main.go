@@ -39,6 +39,7 @@ type options struct {
 	debug        bool
 	inputFilter  []string
 	outputFilter []string
+	pprofAddr    string
 }
 
 // listFlag collects a repeatable flag.
@@ -98,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&opts.debug, "debug", false, "log at debug level")
 	fs.Var((*filterFlag)(&opts.inputFilter), "input-filter", "only these inputs, as `cpu:mem`")
 	fs.Var((*filterFlag)(&opts.outputFilter), "output-filter", "only these outputs, as `file:influxdb`")
+	fs.StringVar(&opts.pprofAddr, "pprof-addr", "", "serve Go's profiler on this `address`, such as 127.0.0.1:6060 (as Telegraf's flag)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: morse [flags]          run the agent\n"+
 			"       morse config [filters]  print a sample config of every plugin\n"+

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,4 +289,27 @@ func TestSignalsReloadAndGracefulShutdown(t *testing.T) {
 	got := byName(parseLines(t, string(data)))
 	require.NotEmpty(t, got["mem"], "the shutdown flush wrote what was buffered")
 	require.NotEmpty(t, got["cpu"], "the reloaded config's new input ran")
+}
+
+func TestPprofAddrServesTheProfiler(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeFile(t, dir, "p.conf", "[[inputs.mem]]\n[[outputs.file]]\n  files = [\""+filepath.Join(dir, "out.lp")+"\"]\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, morseBin, "--config", conf, "--pprof-addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	logs := watchLog(stderr)
+	line := logs.waitFor(t, "profiler listening")
+	addr := regexp.MustCompile(`address=(127\.0\.0\.1:\d+)`).FindStringSubmatch(line)
+	require.Len(t, addr, 2, line)
+	resp, err := http.Get("http://" + addr[1] + "/debug/pprof/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "goroutine")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait())
 }

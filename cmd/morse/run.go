@@ -29,6 +29,14 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		return exitBadArgs
 	}
 	defer closeLog()
+	if opts.pprofAddr != "" {
+		stopProfiler, err := serveProfiler(opts.pprofAddr, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "morse: --pprof-addr: %v\n", err)
+			return exitBadArgs
+		}
+		defer stopProfiler()
+	}
 	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)

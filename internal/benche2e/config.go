@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+)
+
+// agentConfig is what one scenario's morse config needs.
+type agentConfig struct {
+	Input        string // "influxdb_listener" or "socket_listener"
+	Listen       string // the input's service_address
+	SinkAddr     string // host:port of the sink
+	InternalFile string // where inputs.internal's counters go; empty leaves them out
+}
+
+// render writes the config: the one listener, the InfluxDB output to the sink with the
+// defaults the targets are stated for (batch 1000, buffer 10000, flush every 1s), and,
+// when asked, the agent's own counters to a file of their own so that they do not reach
+// the sink and skew its count.
+func (c agentConfig) render() string {
+	var b strings.Builder
+	b.WriteString(`# Written by internal/benche2e for one benchmark scenario.
+[agent]
+  interval = "10s"
+  flush_interval = "1s"
+  flush_jitter = "0s"
+  metric_batch_size = 1000
+  metric_buffer_limit = 10000
+  omit_hostname = true
+
+`)
+	fmt.Fprintf(&b, "[[inputs.%s]]\n  service_address = %q\n\n", c.Input, c.Listen)
+	fmt.Fprintf(&b, `[[outputs.influxdb]]
+  namedrop = ["internal*"]
+  urls = [%q]
+  database = "bench"
+  skip_database_creation = true
+`, "http://"+c.SinkAddr)
+	if c.InternalFile != "" {
+		fmt.Fprintf(&b, `
+[[inputs.internal]]
+  interval = "1s"
+  collect_memstats = false
+
+[[outputs.file]]
+  namepass = ["internal*"]
+  files = [%q]
+`, c.InternalFile)
+	}
+	return b.String()
+}
+
+// freePort finds a free loopback port for network ("tcp" or "udp") by binding port 0 and
+// letting it go. Another process could take it before the agent binds it; the agent then
+// fails to start and the harness says so.
+func freePort(network string) (int, error) {
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer pc.Close()
+		return pc.LocalAddr().(*net.UDPAddr).Port, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/morse-agent/morse/internal/loadgen"
+)
+
+// scenario is one measured run: a load over one transport into one listener of a fresh
+// agent whose InfluxDB output writes to the sink. A scenario without an input sends
+// straight to the sink, which measures the load tool and the sink alone.
+type scenario struct {
+	Name            string  `json:"name"`
+	Transport       string  `json:"transport"`
+	Input           string  `json:"input,omitempty"`
+	Connections     int     `json:"connections"`
+	LinesPerRequest int     `json:"lines_per_request"`
+	Rate            float64 `json:"rate"` // 0 is flat out
+}
+
+// env is what every scenario shares.
+type env struct {
+	morseBin, loadBin   string
+	dir                 string // a temporary directory for configs and logs
+	sinkAddr            string
+	sinkPID             int
+	agentCore, loadCore int
+	duration            time.Duration
+	lines               int64
+	http                *http.Client
+}
+
+// result is what one scenario measured.
+type result struct {
+	Scenario        scenario `json:"scenario"`
+	LinesSent       int64    `json:"lines_sent"`
+	LinesFailed     int64    `json:"lines_failed"`
+	LoadSec         float64  `json:"load_sec"`
+	SentPerSec      float64  `json:"sent_lines_per_sec"`
+	LinesDelivered  int64    `json:"lines_delivered"`
+	DeliveredPerSec float64  `json:"delivered_lines_per_sec"`
+	DeliveryPct     float64  `json:"delivery_pct"`
+	AgentCPUSec     float64  `json:"agent_cpu_sec,omitempty"`
+	CPUMicrosLine   float64  `json:"agent_cpu_us_per_line,omitempty"`
+	PeakRSSMiB      float64  `json:"agent_peak_rss_mib,omitempty"`
+	UDPKernelDrops  int64    `json:"udp_kernel_drops,omitempty"`
+	UDPCapturePct   float64  `json:"udp_capture_pct,omitempty"`
+	LoadCPUSec      float64  `json:"load_cpu_sec"`
+	// ForeignCPUPct is the CPU the rest of the machine used during the scenario, in percent
+	// of all cores; anything above a few percent means a neighbour skewed the figures.
+	ForeignCPUPct float64          `json:"foreign_cpu_pct"`
+	AgentCounters map[string]int64 `json:"agent_counters,omitempty"`
+	Load          *loadgen.Report  `json:"load,omitempty"`
+	Error         string           `json:"error,omitempty"`
+	// OtherRuns sums up the repeats that were not kept, with --repeat.
+	OtherRuns []runSummary `json:"other_runs,omitempty"`
+}
+
+// runSummary is the gist of a repeat that was not kept.
+type runSummary struct {
+	DeliveredPerSec float64 `json:"delivered_lines_per_sec"`
+	DeliveryPct     float64 `json:"delivery_pct"`
+	CPUMicrosLine   float64 `json:"agent_cpu_us_per_line"`
+	UDPCapturePct   float64 `json:"udp_capture_pct,omitempty"`
+	ForeignCPUPct   float64 `json:"foreign_cpu_pct"`
+	Error           string  `json:"error,omitempty"`
+}
+
+func (r *result) summary() runSummary {
+	return runSummary{DeliveredPerSec: r.DeliveredPerSec, DeliveryPct: r.DeliveryPct, CPUMicrosLine: r.CPUMicrosLine,
+		UDPCapturePct: r.UDPCapturePct, ForeignCPUPct: r.ForeignCPUPct, Error: r.Error}
+}
+
+// run measures one scenario. Any failure is recorded in the result, so that one broken
+// scenario does not hide the others.
+func (e *env) run(ctx context.Context, sc scenario) result {
+	res := result{Scenario: sc}
+	var err error
+	if sc.Input == "" {
+		err = e.runDirect(ctx, &res)
+	} else {
+		err = e.runAgent(ctx, &res)
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+// runDirect sends straight to the sink.
+func (e *env) runDirect(ctx context.Context, res *result) error {
+	before, err := e.sinkLines()
+	if err != nil {
+		return err
+	}
+	noise := startNoise(e.sinkPID)
+	rep, loadCPU, err := e.load(ctx, res.Scenario, e.sinkAddr, "/write?db=bench")
+	if err != nil {
+		return err
+	}
+	res.setLoad(rep, loadCPU)
+	after, err := e.sinkLines()
+	res.setDelivered(after - before)
+	res.ForeignCPUPct = noise.foreignPct(0, loadCPU, runtime.NumCPU())
+	return err
+}
+
+// runAgent starts an agent with the scenario's listener, loads it, waits for it to deliver,
+// stops it and measures.
+func (e *env) runAgent(ctx context.Context, res *result) error {
+	sc := res.Scenario
+	a, err := e.startAgent(ctx, sc)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_, _, _ = a.proc.stop(10 * time.Second)
+		}
+	}()
+	cpu0, err := readCPU(a.proc.pid())
+	if err != nil {
+		return err
+	}
+	before, err := e.sinkLines()
+	if err != nil {
+		return err
+	}
+	noise := startNoise(e.sinkPID)
+	rep, loadCPU, err := e.load(ctx, sc, a.addr, "/write?db=bench")
+	if err != nil {
+		return err
+	}
+	res.setLoad(rep, loadCPU)
+	if sc.Transport == loadgen.TransportUDP {
+		e.measureUDP(ctx, a, res)
+	}
+	e.waitDelivered(ctx, a.proc, before, rep.Lines)
+	hwm, _ := readStatusKiB(a.proc.pid(), "VmHWM")
+	res.AgentCounters = readCounters(a.internalFile)
+	cpu, maxRSS, err := a.proc.stop(time.Minute)
+	stopped = true
+	if err != nil {
+		return err
+	}
+	after, err := e.sinkLines()
+	if err != nil {
+		return err
+	}
+	res.setDelivered(after - before)
+	res.AgentCPUSec = (cpu - cpu0).Seconds()
+	if res.LinesSent > 0 {
+		res.CPUMicrosLine = 1e6 * res.AgentCPUSec / float64(res.LinesSent)
+	}
+	res.PeakRSSMiB = float64(max(hwm, maxRSS)) / 1024
+	res.ForeignCPUPct = noise.foreignPct(cpu-cpu0, loadCPU, runtime.NumCPU())
+	return nil
+}
+
+// agentRun is an agent started for one scenario.
+type agentRun struct {
+	proc         *process
+	addr         string // host:port the load goes to
+	port         int
+	internalFile string
+}
+
+func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
+	network := "tcp"
+	if sc.Transport == loadgen.TransportUDP {
+		network = "udp"
+	}
+	port, err := freePort(network)
+	if err != nil {
+		return nil, err
+	}
+	a := &agentRun{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), port: port,
+		internalFile: filepath.Join(e.dir, sc.Name+"-internal.out")}
+	listen := a.addr
+	if sc.Input == "socket_listener" {
+		listen = network + "://" + a.addr
+	}
+	conf := agentConfig{Input: sc.Input, Listen: listen, SinkAddr: e.sinkAddr, InternalFile: a.internalFile}
+	confPath := filepath.Join(e.dir, sc.Name+".conf")
+	if err := os.WriteFile(confPath, []byte(conf.render()), 0o600); err != nil {
+		return nil, err
+	}
+	argv := pinned(e.agentCore, e.morseBin, "--config", confPath)
+	if a.proc, err = startProcess("morse", filepath.Join(e.dir, sc.Name+"-morse.log"), nil, argv); err != nil {
+		return nil, err
+	}
+	ready := func() bool {
+		if network == "udp" {
+			s, err := readUDP(port)
+			return err == nil && s.Sockets > 0
+		}
+		c, err := net.DialTimeout("tcp", a.addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}
+	if err := a.proc.waitFor(ctx, 15*time.Second, "listener on "+listen, ready); err != nil {
+		_, _, _ = a.proc.stop(5 * time.Second)
+		return nil, err
+	}
+	return a, nil
+}
+
+// load runs the load tool, pinned to its core, and reads its JSON report. An exit status
+// of 1 only says that some lines failed; the report counts them.
+func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadgen.Report, time.Duration, error) {
+	args := []string{e.loadBin, "--json", "--transport", sc.Transport, "--addr", addr, "--path", path,
+		"--connections", strconv.Itoa(sc.Connections), "--lines-per-request", strconv.Itoa(sc.LinesPerRequest),
+		"--rate", strconv.FormatFloat(sc.Rate, 'f', -1, 64), "--duration", e.duration.String()}
+	if e.lines > 0 {
+		args = append(args, "--lines", strconv.FormatInt(e.lines, 10))
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.duration+time.Minute)
+	defer cancel()
+	argv := pinned(e.loadCore, args...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var rep loadgen.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return nil, 0, fmt.Errorf("load tool: %v: %s", runErr, bytes.TrimSpace(stderr.Bytes()))
+	}
+	var cpu time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return &rep, cpu, nil
+}
+
+func (r *result) setLoad(rep *loadgen.Report, cpu time.Duration) {
+	r.Load, r.LoadCPUSec = rep, cpu.Seconds()
+	r.LinesSent, r.LinesFailed, r.LoadSec, r.SentPerSec = rep.Lines, rep.FailedLines, rep.ElapsedSec, rep.LinesPerSec
+}
+
+func (r *result) setDelivered(n int64) {
+	r.LinesDelivered = n
+	if r.LoadSec > 0 {
+		r.DeliveredPerSec = float64(n) / r.LoadSec
+	}
+	if r.LinesSent > 0 {
+		r.DeliveryPct = 100 * float64(n) / float64(r.LinesSent)
+	}
+}
