@@ -145,8 +145,13 @@ func (a *Agent) setupOutput(oc *OutputConfig) error {
 // startOutput creates the BatchWriter of ro, which connects in the background.
 func (a *Agent) startOutput(ro *runningOutput) error {
 	oc := ro.cfg
+	inFlight := 1
+	if cw, ok := oc.Plugin.(ConcurrentWriter); ok {
+		inFlight = min(max(cw.MaxConcurrentWrites(), 1), maxInFlight)
+	}
 	w, err := NewBatchWriter(oc.Plugin, BatchOptions{
-		BatchSize: oc.BatchSize, FlushInterval: oc.FlushInterval, FlushJitter: oc.FlushJitter,
+		MaxInFlight: inFlight,
+		BatchSize:   oc.BatchSize, FlushInterval: oc.FlushInterval, FlushJitter: oc.FlushJitter,
 		BufferLimit: oc.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
 		Logger: pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
 		stats:  a.stats, agentWritten: a.written, agentDropped: a.dropped,

@@ -23,6 +23,12 @@ type BatchOptions struct {
 	// Buffer replaces the in-memory ring, for example with a disk buffer. Its capacity then
 	// takes the place of BufferLimit.
 	Buffer Buffer
+	// MaxInFlight is how many batches may be written at once while a backlog remains; 1.
+	// More than one hides a sink's round trip, which otherwise caps throughput at one batch
+	// per round trip, but batches may then arrive out of order, and the buffer may hold up
+	// to MaxInFlight batches beyond BufferLimit while they are in flight. Only outputs whose
+	// Write is safe for concurrent use may have more than one (see ConcurrentWriter).
+	MaxInFlight int
 	// RetryInitial and RetryMax bound the exponential backoff of a failing sink; 1s and 60s.
 	RetryInitial time.Duration
 	RetryMax     time.Duration
@@ -50,6 +56,10 @@ const (
 	DefaultFlushInterval = 10 * time.Second
 	DefaultRetryInitial  = time.Second
 	DefaultRetryMax      = 60 * time.Second
+
+	// maxInFlight bounds MaxInFlight: a few writes in flight hide a round trip, and many
+	// more would only hold more metrics outside the buffer's limit.
+	maxInFlight = 64
 )
 
 func (o *BatchOptions) setDefaults() {
@@ -64,6 +74,9 @@ func (o *BatchOptions) setDefaults() {
 	}
 	if o.RetryInitial == 0 {
 		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = 1
 	}
 	if o.RetryMax == 0 {
 		o.RetryMax = DefaultRetryMax
@@ -90,6 +103,9 @@ func (o *BatchOptions) Validate() error {
 	}
 	if o.Buffer == nil && o.BufferLimit < 1 {
 		errs = append(errs, fmt.Errorf("BufferLimit %d: must be at least 1", o.BufferLimit))
+	}
+	if o.MaxInFlight < 1 || o.MaxInFlight > maxInFlight {
+		errs = append(errs, fmt.Errorf("MaxInFlight %d: must be between 1 and %d", o.MaxInFlight, maxInFlight))
 	}
 	if o.RetryInitial <= 0 || o.RetryMax < o.RetryInitial {
 		errs = append(errs, fmt.Errorf("RetryInitial %s and RetryMax %s: need 0 < initial <= max", o.RetryInitial, o.RetryMax))
@@ -131,7 +147,7 @@ type BatchWriter struct {
 	closeErr  error
 
 	// Owned by the flush goroutine.
-	batch      []Metric
+	flights    []flight // one per batch that may be in flight
 	connected  bool
 	backoff    *backoff.Policy
 	jitter     func(n int64) int64 // uniform in [0, n)
@@ -162,8 +178,11 @@ func NewBatchWriter(out Output, opts BatchOptions) (*BatchWriter, error) {
 		w.mem = NewMemoryBuffer(opts.BufferLimit)
 		w.buf = w.mem
 	}
-	// A batch never holds more than the buffer, so that bounds the slice we keep for it.
-	w.batch = make([]Metric, 0, min(opts.BatchSize, w.buf.Cap()))
+	// A batch never holds more than the buffer, so that bounds the slices we keep for them.
+	w.flights = make([]flight, opts.MaxInFlight)
+	for i := range w.flights {
+		w.flights[i].batch = make([]Metric, 0, min(opts.BatchSize, w.buf.Cap()))
+	}
 	tags := map[string]string{"output": opts.Name}
 	if opts.Alias != "" {
 		tags["alias"] = opts.Alias

@@ -1,8 +1,10 @@
 package morse
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -118,7 +120,7 @@ func (w *BatchWriter) connect(ctx context.Context) error {
 // false) or a write must be retried (failed is true, and delay is how long to wait first).
 // Metrics that arrive during the flush wait for the next one: under a steady flood an
 // unbounded flush would never end, and the full-batch signal starts the next flush at once
-// anyway.
+// anyway. While a backlog remains, up to MaxInFlight batches are written at once.
 func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, failed bool) {
 	w.reportEvictions()
 	if err := w.connect(ctx); err != nil {
@@ -126,18 +128,16 @@ func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, faile
 		w.logRetry(err)
 		return w.retryDelay(err), true
 	}
-	for todo := w.buf.Len(); todo > 0; todo -= len(w.batch) {
+	for todo := w.buf.Len(); todo > 0; {
 		if ctx.Err() != nil {
 			return 0, true
 		}
-		w.batch = w.buf.Batch(w.batch[:0], min(todo, w.opts.BatchSize))
-		if len(w.batch) == 0 {
+		n := w.takeFlights(&todo)
+		if n == 0 {
 			return 0, false
 		}
-		start := time.Now()
-		err := w.out.Write(ctx, w.batch)
-		w.stats.writeTimeNs.Add(int64(time.Since(start)))
-		if retry := w.settle(err); retry {
+		w.writeFlights(ctx, w.flights[:n])
+		if err := w.settleFlights(w.flights[:n]); err != nil {
 			return w.retryDelay(err), true
 		}
 		w.stats.bufferSize.Set(int64(w.buf.Len()))
@@ -145,37 +145,92 @@ func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, faile
 	return 0, false
 }
 
-// settle books the outcome of one write of w.batch and reports whether to retry it.
-func (w *BatchWriter) settle(err error) (retry bool) {
-	n := len(w.batch)
+// flight is one batch being written and the result of its write.
+type flight struct {
+	batch []Metric
+	err   error
+}
+
+// takeFlights takes up to MaxInFlight batches of what is left to do out of the buffer.
+func (w *BatchWriter) takeFlights(todo *int) int {
+	n := 0
+	for n < len(w.flights) && *todo > 0 {
+		f := &w.flights[n]
+		f.batch = w.buf.Batch(f.batch[:0], min(*todo, w.opts.BatchSize))
+		if len(f.batch) == 0 {
+			break
+		}
+		*todo -= len(f.batch)
+		n++
+	}
+	return n
+}
+
+// writeFlights writes the batches, concurrently when there are several, and returns when
+// every write has.
+func (w *BatchWriter) writeFlights(ctx context.Context, fs []flight) {
+	write := func(f *flight) {
+		start := time.Now()
+		f.err = w.out.Write(ctx, f.batch)
+		w.stats.writeTimeNs.Add(int64(time.Since(start)))
+	}
+	if len(fs) == 1 {
+		write(&fs[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range fs {
+		wg.Go(func() { write(&fs[i]) })
+	}
+	wg.Wait()
+}
+
+// settleFlights books the writes in the order their batches left the buffer and returns the
+// first error to retry, if any. Batches to retry go back in reverse order, so that the oldest
+// is at the head again and, if the buffer filled up meanwhile, eviction takes the oldest
+// metrics of all.
+func (w *BatchWriter) settleFlights(fs []flight) (retryErr error) {
+	for i := range fs {
+		if Classify(fs[i].err) == OutcomeRetry {
+			retryErr = cmp.Or(retryErr, fs[i].err)
+			continue
+		}
+		w.settle(fs[i].batch, fs[i].err)
+	}
+	for i := len(fs) - 1; i >= 0; i-- {
+		if Classify(fs[i].err) == OutcomeRetry {
+			w.stats.writeErrors.Incr()
+			w.stats.drop(ReasonBufferFull, w.buf.Reject(fs[i].batch))
+		}
+	}
+	if retryErr != nil {
+		w.logRetry(retryErr)
+	}
+	return retryErr
+}
+
+// settle books a write that is final: stored, partly stored or dropped for good.
+func (w *BatchWriter) settle(batch []Metric, err error) {
+	n := len(batch)
+	w.buf.Accept(batch)
 	switch Classify(err) {
 	case OutcomeWritten:
-		w.buf.Accept(w.batch)
 		w.stats.wrote(n)
 	case OutcomePartial:
 		var pw *PartialWriteError
 		errors.As(err, &pw)
 		written, dropped := pw.split(n)
-		w.buf.Accept(w.batch)
 		w.stats.writeErrors.Incr()
 		w.stats.wrote(written)
 		w.stats.drop(reasonOr(pw.Reason), dropped)
-		w.dropped(err, dropped)
+		w.dropped(batch, err, dropped)
 	case OutcomeDropped:
 		var pe *PermanentError
 		errors.As(err, &pe)
-		w.buf.Accept(w.batch)
 		w.stats.writeErrors.Incr()
 		w.stats.drop(reasonOr(pe.Reason), n)
-		w.dropped(err, n)
-	default:
-		w.stats.writeErrors.Incr()
-		evicted := w.buf.Reject(w.batch)
-		w.stats.drop(ReasonBufferFull, evicted)
-		w.logRetry(err)
-		return true
+		w.dropped(batch, err, n)
 	}
-	return false
 }
 
 func reasonOr(r string) string {
@@ -195,12 +250,12 @@ func (w *BatchWriter) retryDelay(err error) time.Duration {
 	return w.backoff.Next()
 }
 
-func (w *BatchWriter) dropped(err error, n int) {
+func (w *BatchWriter) dropped(batch []Metric, err error, n int) {
 	if ok, suppressed := w.dropLog.allow(time.Now()); ok {
 		w.log.Error("write dropped for good", "metrics", n, "error", err, "similar_suppressed", suppressed)
 	}
 	if w.opts.OnDrop != nil {
-		w.opts.OnDrop(w.batch, err)
+		w.opts.OnDrop(batch, err)
 	}
 }
 

@@ -38,11 +38,20 @@ type ServiceInput interface {
 // Write returns nil when every metric was stored, a *PartialWriteError when the sink stored
 // some and rejected the rest, an error that wraps a *PermanentError when the batch can never
 // succeed, and any other error (optionally wrapping a *RetryableError) when it should be
-// retried. Write is never called concurrently for one output.
+// retried. Write is never called concurrently for one output, unless the output implements
+// ConcurrentWriter.
 type Output interface {
 	Connect(ctx context.Context) error
 	Write(ctx context.Context, batch []Metric) error
 	Close() error
+}
+
+// ConcurrentWriter is implemented by outputs whose Write is safe for concurrent use. The
+// agent then lets up to MaxConcurrentWrites batches be in flight while a backlog remains, so
+// that a sink's round trip does not cap the output at one batch per round trip. Batches may
+// then arrive out of order, which time-series databases do not mind.
+type ConcurrentWriter interface {
+	MaxConcurrentWrites() int
 }
 
 // Validator is implemented by plugin configs that can check themselves after decoding.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/morse-agent/morse"
@@ -62,7 +63,20 @@ func (f *filterFlag) Set(v string) error {
 }
 
 func main() {
+	ensureTwoProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// ensureTwoProcs gives the Go scheduler at least two Ps, unless GOMAXPROCS says otherwise.
+// On a single core (a small VM, or an agent pinned with taskset) Go runs one P, and a
+// listener that always has data to parse never blocks, so the network poller runs only from
+// the runtime's monitor, about every 10 ms: each answer an output waits for then waits that
+// long too, and a flooded agent evicts what its output could have sent. A second P sits
+// blocked in the poller and handles those completions at once; it costs nothing while idle.
+func ensureTwoProcs() {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
 }
 
 func realMain(args []string, stdout, stderr io.Writer) int {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -312,4 +313,23 @@ func TestPprofAddrServesTheProfiler(t *testing.T) {
 	require.Contains(t, string(body), "goroutine")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait())
+}
+
+// TestEnsureTwoProcs: an agent confined to one core still gets a second P, so that the
+// network poller answers an output's round trip at once, unless GOMAXPROCS was set.
+func TestEnsureTwoProcs(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+
+	t.Setenv("GOMAXPROCS", "1")
+	ensureTwoProcs()
+	require.Equal(t, 1, runtime.GOMAXPROCS(0), "an explicit GOMAXPROCS is obeyed")
+
+	t.Setenv("GOMAXPROCS", "")
+	ensureTwoProcs()
+	require.Equal(t, 2, runtime.GOMAXPROCS(0), "one core gets two Ps")
+
+	runtime.GOMAXPROCS(8)
+	ensureTwoProcs()
+	require.Equal(t, 8, runtime.GOMAXPROCS(0), "more cores keep their Ps")
 }

@@ -18,10 +18,13 @@ import (
 // exists. A failure is logged and otherwise ignored: the database may exist already, and a
 // user without the right to create databases may still write.
 func (o *InfluxDB) ensureDatabase(ctx context.Context, db string) bool {
+	o.dbMu.Lock()
 	o.created[db] = true // attempted: a tag-routed database is not tried before every write
+	o.dbMu.Unlock()
 	var errs []error
+	current := int(o.current.Load())
 	for i := range o.targets {
-		t := o.targets[(o.current+i)%len(o.targets)]
+		t := o.targets[(current+i)%len(o.targets)]
 		err := o.createDatabase(ctx, t, db)
 		if err == nil {
 			return true
@@ -34,8 +37,14 @@ func (o *InfluxDB) ensureDatabase(ctx context.Context, db string) bool {
 	}
 	// A database that cannot be created may be tried before every batch (see writeSplit):
 	// one warning a minute says it all.
-	if now := time.Now(); now.Sub(o.warned[db]) >= time.Minute {
+	o.dbMu.Lock()
+	now := time.Now()
+	warn := now.Sub(o.warned[db]) >= time.Minute
+	if warn {
 		o.warned[db] = now
+	}
+	o.dbMu.Unlock()
+	if warn {
 		o.logger().Warn("database creation failed; writes will tell whether it exists",
 			"database", db, "error", errors.Join(errs...))
 	}

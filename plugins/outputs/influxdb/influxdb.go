@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -78,17 +79,21 @@ type InfluxDB struct {
 
 	log *slog.Logger
 
-	mu       sync.Mutex
-	client   *http.Client
-	targets  []target // parsed URLs, in order
-	current  int      // the target that answered last; writes start there
-	ser      *influx.Serializer
-	buf      []byte // line protocol of one request, reused
-	zbuf     []byte // its gzip form, reused
-	created  map[string]bool
-	warned   map[string]time.Time // when a failed database creation was last logged
-	groups   []group
-	groupIdx map[routeKey]int
+	// mu guards setup: the client, the targets and the serializer are built under it and
+	// only read by writes afterwards.
+	mu      sync.Mutex
+	client  *http.Client
+	targets []target // parsed URLs, in order
+	ser     *influx.Serializer
+	current atomic.Int32 // the target that answered last; writes start there
+
+	// dbMu guards the bookkeeping of database creation, which concurrent writes share.
+	dbMu    sync.Mutex
+	created map[string]bool
+	warned  map[string]time.Time // when a failed database creation was last logged
+
+	// scratch holds *writeScratch: each write in flight has its own buffers.
+	scratch sync.Pool
 }
 
 // target is one configured URL.
@@ -254,10 +259,12 @@ func (o *InfluxDB) setup() error {
 		w := u.JoinPath("write")
 		o.targets = append(o.targets, target{base: u, write: redactURL(w)})
 	}
-	o.current = 0
+	o.current.Store(0)
 	o.ser = influx.New(influx.Options{UintSupport: o.InfluxUintSupport})
+	o.dbMu.Lock()
 	o.created = map[string]bool{}
 	o.warned = map[string]time.Time{}
+	o.dbMu.Unlock()
 	return nil
 }
 

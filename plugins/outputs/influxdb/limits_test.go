@@ -72,7 +72,7 @@ func TestBodyLimit(t *testing.T) {
 			batch = append(batch, point("m", int64(i+1), "v", float64(i)+0.5))
 			times = append(times, int64(i+1))
 		}
-		body, _, _ := o.serialize(batch)
+		body, _, _ := o.serialize(o.getScratch(), batch)
 		require.Greater(t, len(body), 2*maxBody, "the batch must be over max-body-size")
 		require.NoError(t, o.Write(ctxT(t), batch))
 		require.Equal(t, times, storedTimes(t, in, "lim_big", "m"), "every point arrives, once")

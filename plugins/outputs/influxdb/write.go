@@ -31,24 +31,30 @@ type group struct {
 // When one request must be retried, the whole batch is, and the requests that had succeeded
 // are sent again: InfluxDB stores a point with the same series and time once, so this only
 // rewrites the same values.
+//
+// Write is safe for concurrent use: each call has buffers of its own, so the agent can keep
+// several batches in flight to a sink whose round trip is long (see MaxConcurrentWrites).
 func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.client == nil {
 		if err := o.setup(); err != nil {
+			o.mu.Unlock()
 			return err
 		}
 	}
+	o.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
 	}
+	s := o.getScratch()
+	defer o.scratch.Put(s)
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
-		return o.writeTo(ctx, routeKey{o.Database, o.RetentionPolicy}, batch)
+		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
 	var t tally
-	defer o.releaseGroups()
-	for _, g := range o.route(batch) {
-		err := o.writeTo(ctx, g.key, g.metrics)
+	defer s.releaseGroups()
+	for _, g := range o.route(s, batch) {
+		err := o.writeTo(ctx, s, g.key, g.metrics)
 		if morse.Classify(err) == morse.OutcomeRetry {
 			return err
 		}
@@ -57,14 +63,37 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	return t.err(len(batch))
 }
 
+// concurrentWrites is how many batches the agent may have in flight to one InfluxDB output.
+// One is enough when the server answers at once; a few hide a round trip of several
+// milliseconds, which otherwise caps an output at one batch per round trip and makes a busy
+// agent evict what it could have sent. InfluxDB does not care in which order batches arrive.
+const concurrentWrites = 4
+
+// MaxConcurrentWrites tells the agent that Write is safe for concurrent use, and how many
+// writes may be in flight at once.
+func (o *InfluxDB) MaxConcurrentWrites() int { return concurrentWrites }
+
+// writeScratch is what one write in flight needs of its own: the request body, its gzip
+// form, and the groups of a routed batch. It is reused through the output's pool.
+type writeScratch struct {
+	buf      []byte
+	zbuf     []byte
+	groups   []group
+	groupIdx map[routeKey]int
+}
+
+func (o *InfluxDB) getScratch() *writeScratch {
+	if s, ok := o.scratch.Get().(*writeScratch); ok {
+		return s
+	}
+	return &writeScratch{groupIdx: map[routeKey]int{}}
+}
+
 // route splits the batch by the database and retention policy tags, keeping the order of
 // the batch within each group. The groups and their slices are reused between writes.
-func (o *InfluxDB) route(batch []morse.Metric) []group {
-	o.releaseGroups()
-	if o.groupIdx == nil {
-		o.groupIdx = map[routeKey]int{}
-	}
-	clear(o.groupIdx)
+func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
+	s.releaseGroups()
+	clear(s.groupIdx)
 	for _, m := range batch {
 		key := routeKey{o.Database, o.RetentionPolicy}
 		if v, ok := m.Tag(o.DatabaseTag); ok && o.DatabaseTag != "" && v != "" {
@@ -73,59 +102,65 @@ func (o *InfluxDB) route(batch []morse.Metric) []group {
 		if v, ok := m.Tag(o.RetentionPolicyTag); ok && o.RetentionPolicyTag != "" && v != "" {
 			key.rp = v
 		}
-		i, ok := o.groupIdx[key]
+		i, ok := s.groupIdx[key]
 		if !ok {
-			i = len(o.groups)
-			o.groupIdx[key] = i
-			if i < cap(o.groups) {
-				o.groups = o.groups[:i+1]
-				o.groups[i].key = key
+			i = len(s.groups)
+			s.groupIdx[key] = i
+			if i < cap(s.groups) {
+				s.groups = s.groups[:i+1]
+				s.groups[i].key = key
 			} else {
-				o.groups = append(o.groups, group{key: key})
+				s.groups = append(s.groups, group{key: key})
 			}
 		}
-		o.groups[i].metrics = append(o.groups[i].metrics, m)
+		s.groups[i].metrics = append(s.groups[i].metrics, m)
 	}
-	return o.groups
+	return s.groups
 }
 
 // releaseGroups empties the groups, keeping their storage but not the metrics: the batch
 // belongs to the agent once Write returns.
-func (o *InfluxDB) releaseGroups() {
-	for i := range o.groups {
-		clear(o.groups[i].metrics)
-		o.groups[i].metrics = o.groups[i].metrics[:0]
+func (s *writeScratch) releaseGroups() {
+	for i := range s.groups {
+		clear(s.groups[i].metrics)
+		s.groups[i].metrics = s.groups[i].metrics[:0]
 	}
-	o.groups = o.groups[:0]
+	s.groups = s.groups[:0]
 }
 
 // writeTo writes metrics to one database and retention policy. A database named by a tag is
 // created before its first write, as the configured one is on Connect.
-func (o *InfluxDB) writeTo(ctx context.Context, key routeKey, metrics []morse.Metric) error {
-	if !o.SkipDatabaseCreation && key.db != o.Database && !o.created[key.db] {
+func (o *InfluxDB) writeTo(ctx context.Context, s *writeScratch, key routeKey, metrics []morse.Metric) error {
+	if !o.SkipDatabaseCreation && key.db != o.Database && !o.wasCreated(key.db) {
 		o.ensureDatabase(ctx, key.db)
 	}
-	return o.writeSplit(ctx, key, metrics, true)
+	return o.writeSplit(ctx, s, key, metrics, true)
+}
+
+func (o *InfluxDB) wasCreated(db string) bool {
+	o.dbMu.Lock()
+	defer o.dbMu.Unlock()
+	return o.created[db]
 }
 
 // writeSplit serializes and posts metrics. Two answers get a second chance here rather than
 // in the agent: "database not found" creates the database and writes again once (it was
 // dropped while we ran), and 413 splits the batch in halves until each fits, because the
 // same request would never be accepted however often it were retried.
-func (o *InfluxDB) writeSplit(ctx context.Context, key routeKey, metrics []morse.Metric, mayCreate bool) error {
-	body, serDropped, serErr := o.serialize(metrics)
+func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey, metrics []morse.Metric, mayCreate bool) error {
+	body, serDropped, serErr := o.serialize(s, metrics)
 	if len(body) == 0 {
 		return serErr // nothing could be serialized: a permanent error for the whole batch
 	}
 	lines := len(metrics) - serDropped
-	err := o.post(ctx, key, body, lines)
+	err := o.post(ctx, key, body, lines, len(s.buf))
 	if mayCreate && !o.SkipDatabaseCreation && isReason(err, morse.ReasonDatabaseNotFound) {
 		if o.ensureDatabase(ctx, key.db) {
-			err = o.post(ctx, key, body, lines)
+			err = o.post(ctx, key, body, lines, len(s.buf))
 		}
 	}
 	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
-		return o.writeHalves(ctx, key, metrics)
+		return o.writeHalves(ctx, s, key, metrics)
 	}
 	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
 		return err
@@ -137,12 +172,12 @@ func (o *InfluxDB) writeSplit(ctx context.Context, key routeKey, metrics []morse
 }
 
 // writeHalves writes each half of metrics, for a server that refused them all as too large.
-func (o *InfluxDB) writeHalves(ctx context.Context, key routeKey, metrics []morse.Metric) error {
+func (o *InfluxDB) writeHalves(ctx context.Context, s *writeScratch, key routeKey, metrics []morse.Metric) error {
 	h := len(metrics) / 2
 	o.logger().Debug("server refused the request as too large; splitting the batch", "metrics", len(metrics))
 	var t tally
 	for _, half := range [][]morse.Metric{metrics[:h], metrics[h:]} {
-		err := o.writeSplit(ctx, key, half, false)
+		err := o.writeSplit(ctx, s, key, half, false)
 		if morse.Classify(err) == morse.OutcomeRetry {
 			return err
 		}
@@ -156,11 +191,11 @@ func isReason(err error, reason string) bool {
 	return errors.As(err, &pe) && pe.Reason == reason
 }
 
-// serialize writes metrics as line protocol into the reused buffer, and gzips it into the
-// other reused buffer when asked to. It returns the body to send, how many metrics could not
-// be written as line protocol, and the first such error.
-func (o *InfluxDB) serialize(metrics []morse.Metric) (body []byte, dropped int, first error) {
-	buf := o.buf[:0]
+// serialize writes metrics as line protocol into the write's buffer, and gzips it into its
+// other buffer when asked to. It returns the body to send, how many metrics could not be
+// written as line protocol, and the first such error.
+func (o *InfluxDB) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
+	buf := s.buf[:0]
 	for _, m := range metrics {
 		var err error
 		if buf, err = o.ser.AppendMetric(buf, o.prepare(m)); err != nil {
@@ -170,12 +205,12 @@ func (o *InfluxDB) serialize(metrics []morse.Metric) (body []byte, dropped int, 
 			}
 		}
 	}
-	o.buf = buf
+	s.buf = buf
 	if len(buf) == 0 || o.ContentEncoding != "gzip" {
 		return buf, dropped, first
 	}
-	o.zbuf = gzipAppend(o.zbuf[:0], buf)
-	return o.zbuf, dropped, first
+	s.zbuf = gzipAppend(s.zbuf[:0], buf)
+	return s.zbuf, dropped, first
 }
 
 // prepare applies the options that change a metric on its way out. Metric is a value, so
@@ -223,7 +258,9 @@ func gzipAppend(dst, src []byte) []byte {
 // post sends one body, trying the URLs in turn on connection failures, starting with the
 // one that answered last. The first URL that answers decides: its answer is classified, and
 // the other URLs are not tried, because a partial write must not be repeated elsewhere.
-func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines int) error {
+// plainLen is the size of the body before compression, which bounds how much of an error
+// answer is read.
+func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, plainLen int) error {
 	q := url.Values{"db": {key.db}}
 	if key.rp != "" {
 		q.Set("rp", key.rp)
@@ -233,10 +270,11 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines in
 	}
 	rawQuery := q.Encode()
 	var errs []error
+	current := int(o.current.Load())
 	for i := range o.targets {
-		idx := (o.current + i) % len(o.targets)
+		idx := (current + i) % len(o.targets)
 		t := o.targets[idx]
-		a, err := o.send(ctx, t, rawQuery, body, len(o.buf))
+		a, err := o.send(ctx, t, rawQuery, body, plainLen)
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
@@ -244,9 +282,8 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines in
 			}
 			continue
 		}
-		if idx != o.current {
+		if idx != current && o.current.CompareAndSwap(int32(current), int32(idx)) {
 			o.logger().Info("writing to another URL after a connection failure", "url", t.write, "error", errors.Join(errs...))
-			o.current = idx
 		}
 		return classifyAnswer(a, t.write, lines)
 	}

@@ -1,0 +1,163 @@
+package morse
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// slowOutput takes rtt (fake time) per write, like a sink with a long round trip, and
+// records how many writes were in flight at once. answer decides each write's result.
+type slowOutput struct {
+	scriptOutput
+	rtt               time.Duration
+	inFlight, maxSeen atomic.Int64
+}
+
+func (o *slowOutput) Write(ctx context.Context, batch []Metric) error {
+	n := o.inFlight.Add(1)
+	for {
+		m := o.maxSeen.Load()
+		if n <= m || o.maxSeen.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(o.rtt)
+	o.inFlight.Add(-1)
+	return o.scriptOutput.Write(ctx, batch)
+}
+
+func (o *slowOutput) MaxConcurrentWrites() int { return 4 }
+
+func TestMaxInFlightHidesTheRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		w := newTestWriter(t, out, BatchOptions{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 4})
+		start := time.Now()
+		require.NoError(t, w.WriteBatch(metricsRange(0, 50))) // ten batches at once
+		time.Sleep(time.Second)
+		calls, written := out.snapshot()
+		require.ElementsMatch(t, seqRange(0, 50), seqs(written), "every metric written exactly once")
+		require.Equal(t, int64(4), out.maxSeen.Load(), "four writes in flight at once")
+		require.Equal(t, 30*time.Millisecond, calls[len(calls)-1].Sub(start), "ten batches in three round trips, not ten")
+		require.Equal(t, int64(50), w.Stats().Written)
+	})
+}
+
+func TestMaxInFlightOneWritesOneAtATimeInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		w := newTestWriter(t, out, BatchOptions{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour})
+		require.NoError(t, w.WriteBatch(metricsRange(0, 20)))
+		time.Sleep(time.Second)
+		_, written := out.snapshot()
+		require.Equal(t, seqRange(0, 20), seqs(written), "one at a time keeps the order")
+		require.Equal(t, int64(1), out.maxSeen.Load())
+	})
+}
+
+func TestInFlightFailuresReturnInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		failed := map[int]bool{}
+		out := &slowOutput{rtt: time.Millisecond}
+		out.answer = func(_ int, b []Metric) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first := seqs(b)[0]
+			// The first attempt at the batches starting at 0 and 10 fails; 5 goes through.
+			if (first == 0 || first == 10) && !failed[first] {
+				failed[first] = true
+				return errors.New("connection reset")
+			}
+			return nil
+		}
+		w := newTestWriter(t, out, BatchOptions{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 3})
+		w.backoff.Rand = func() float64 { return 1 }
+		require.NoError(t, w.WriteBatch(metricsRange(0, 15)))
+		time.Sleep(500 * time.Millisecond) // the three writes are done; the backoff waits 1s
+		require.Equal(t, append(seqRange(0, 5), seqRange(10, 15)...), ringSeqs(w),
+			"the failed batches are back at the head, oldest first")
+		time.Sleep(5 * time.Second)
+		out.mu.Lock()
+		var order [][]int
+		for _, b := range out.batches {
+			order = append(order, seqs(b))
+		}
+		out.mu.Unlock()
+		require.Len(t, order, 5)
+		require.ElementsMatch(t, [][]int{seqRange(0, 5), seqRange(5, 10), seqRange(10, 15)}, order[:3], "three in flight")
+		require.ElementsMatch(t, [][]int{seqRange(0, 5), seqRange(10, 15)}, order[3:], "then the two retried")
+		st := w.Stats()
+		require.Equal(t, int64(15), st.Written)
+		require.Zero(t, st.Dropped)
+		require.Equal(t, int64(2), st.WriteErrors)
+	})
+}
+
+func TestInFlightFailuresEvictTheOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		down := atomic.Bool{}
+		down.Store(true)
+		out.answer = func(int, []Metric) error {
+			if down.Load() {
+				return errors.New("connection refused")
+			}
+			return nil
+		}
+		w := newTestWriter(t, out, BatchOptions{BatchSize: 5, BufferLimit: 10, FlushInterval: time.Hour, MaxInFlight: 2})
+		w.backoff.Rand = func() float64 { return 1 }
+		require.NoError(t, w.WriteBatch(metricsRange(0, 10))) // two full batches leave at once
+		time.Sleep(5 * time.Millisecond)                      // both writes are in flight
+		require.NoError(t, w.WriteBatch(metricsRange(10, 16)))
+		time.Sleep(10 * time.Millisecond) // both fail; the ring held 10..15 and room for 4
+		require.Equal(t, seqRange(6, 16), ringSeqs(w), "the six oldest were evicted, the rest are in order")
+		down.Store(false)
+		time.Sleep(5 * time.Second)
+		_, written := out.snapshot()
+		require.ElementsMatch(t, seqRange(6, 16), seqs(written), "and each arrives once")
+		st := w.Stats()
+		require.Equal(t, int64(6), st.DroppedByReason[ReasonBufferFull])
+		require.Equal(t, int64(10), st.Written)
+	})
+}
+
+func TestAgentUsesConcurrentWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		oc := cfg.AddOutput("slow", out)
+		oc.BatchSize = 10
+		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		synctest.Wait()
+		for _, ro := range a.state.Load().outputs {
+			require.NoError(t, ro.w.WriteBatch(metricsRange(0, 100)))
+		}
+		time.Sleep(time.Second)
+		require.NoError(t, stop())
+		require.Equal(t, int64(4), out.maxSeen.Load(), "the agent honours MaxConcurrentWrites")
+		_, written := out.snapshot()
+		require.ElementsMatch(t, seqRange(0, 100), seqs(written))
+	})
+}
+
+// ringSeqs lists the sequence numbers held in the writer's ring, oldest first, without
+// taking them out.
+func ringSeqs(w *BatchWriter) []int {
+	w.mem.mu.Lock()
+	defer w.mem.mu.Unlock()
+	ms := make([]Metric, w.mem.r.Len())
+	for i := range ms {
+		ms[i] = w.mem.r.Peek(i)
+	}
+	return seqs(ms)
+}
