@@ -28,7 +28,8 @@ func pointOf(m morse.Metric) fuzzPoint {
 }
 
 // FuzzParse feeds arbitrary bytes to the parser. It must never panic, its counts must add up,
-// the streaming form must give exactly what Parse gives, and every metric it emits must
+// the fast path must give exactly what the reference path gives, the streaming form must give
+// exactly what Parse gives however the stream is cut, and every metric it emits must
 // serialize and parse back to itself. The seed corpus is in testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("cpu,host=a usage=1.5,n=2i,u=3u,ok=true,s=\"x\" 1700000000000000000\n"))
@@ -47,6 +48,12 @@ func FuzzParse(f *testing.F) {
 			require.GreaterOrEqual(t, e.Line, 1)
 			require.LessOrEqual(t, e.Line, lines)
 		}
+
+		// The fast path and the reference path agree on every metric and every error.
+		fast, _ := parseWith(data, false)
+		ref, _ := parseWith(data, true)
+		require.Equal(t, ref, fast)
+		require.Equal(t, ref, streamWith(t, data, 7), "a stream read 7 bytes at a time")
 
 		// One byte per read puts a fresh decoder at almost every entry, which checks that
 		// the shared decoder of Parse never drifts from the splitter.

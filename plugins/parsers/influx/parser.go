@@ -1,7 +1,9 @@
 // Package influx parses InfluxDB line protocol into metrics.
 //
-// It is built on the decoder of github.com/influxdata/line-protocol/v2 and adds what a
-// listener needs on top: exact line numbers for every refused line, InfluxDB 1.x's wording for
+// Ordinary entries take a single-pass fast path (fast.go). Every other entry, valid or not,
+// is judged by the decoder of github.com/influxdata/line-protocol/v2, the reference, and a
+// differential fuzz test holds the fast path to what the reference gives. On top of the
+// decoder it adds what a listener needs: exact line numbers for every refused line, InfluxDB 1.x's wording for
 // the reason ("unable to parse 'x': bad timestamp"), the valid lines around a bad one kept,
 // precisions up to hours, and a streaming form for network connections.
 //
@@ -46,6 +48,10 @@ type Parser struct {
 	// reported as an error and skipped, so that one client cannot make the listener buffer
 	// without bound. Parse has no limit: its input is already in memory.
 	MaxLineBytes int
+
+	// reference makes every entry take the reference path (the splitter and the decoder),
+	// so that tests can hold the fast path to what the reference path produces.
+	reference bool
 }
 
 // Result sums up one Parse call.
@@ -55,6 +61,8 @@ type Result struct {
 	Errors  int         // entries refused
 	First   *LineError  // the first refused entry, nil if none
 	Errs    []LineError // the first MaxKeptErrors refused entries, in input order
+
+	fast int // entries the fast path parsed, for tests
 }
 
 // Err returns nil when no line was refused, and otherwise an error that quotes the kept
@@ -140,7 +148,7 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) Result {
 	var res Result
 	r := p.newRun(emit, res.add)
 	r.parseAvailable(data, true)
-	res.Lines, res.Metrics = r.lines, r.metrics
+	res.Lines, res.Metrics, res.fast = r.lines, r.metrics, r.fast
 	return res
 }
 
