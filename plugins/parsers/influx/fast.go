@@ -191,14 +191,10 @@ func (r *run) fastEntry(data []byte, pos int, atEOF bool) (morse.Metric, int, fa
 func (c *fastCur) tags() fastStatus {
 	for c.data[c.i] == ',' {
 		c.i++
-		key, st := c.token(keyKind)
+		key, st := c.key()
 		if st != fastOK {
 			return st
 		}
-		if key.end == key.off || c.data[c.i] != '=' {
-			return fastBail
-		}
-		c.i++
 		val, st := c.token(keyKind)
 		if st != fastOK {
 			return st
@@ -258,16 +254,25 @@ func (c *fastCur) fields() ([]byte, fastStatus) {
 	}
 }
 
+// key reads a tag or field key and the equals sign after it.
+func (c *fastCur) key() (span, fastStatus) {
+	key, st := c.token(keyKind)
+	if st != fastOK {
+		return span{}, st
+	}
+	if key.end == key.off || c.data[c.i] != '=' {
+		return span{}, fastBail
+	}
+	c.i++
+	return key, fastOK
+}
+
 // field reads one key=value pair.
 func (c *fastCur) field() fastStatus {
-	key, st := c.token(keyKind)
+	key, st := c.key()
 	if st != fastOK {
 		return st
 	}
-	if key.end == key.off || c.data[c.i] != '=' {
-		return fastBail
-	}
-	c.i++
 	if c.i == len(c.data) {
 		return c.more()
 	}

@@ -3,9 +3,10 @@
 // Ordinary entries take a single-pass fast path (fast.go). Every other entry, valid or not,
 // is judged by the decoder of github.com/influxdata/line-protocol/v2, the reference, and a
 // differential fuzz test holds the fast path to what the reference gives. On top of the
-// decoder it adds what a listener needs: exact line numbers for every refused line, InfluxDB 1.x's wording for
-// the reason ("unable to parse 'x': bad timestamp"), the valid lines around a bad one kept,
-// precisions up to hours, and a streaming form for network connections.
+// decoder it adds what a listener needs: exact line numbers for every refused line,
+// InfluxDB 1.x's wording for the reason ("unable to parse 'x': bad timestamp"), the valid
+// lines around a bad one kept, precisions up to hours, and a streaming form for network
+// connections.
 //
 // Two details differ from InfluxDB 1.x because the v2 decoder is stricter or newer: control
 // bytes and invalid UTF-8 in names and keys are refused, and `\n`, `\r`, `\t` inside a string
