@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,7 +145,11 @@ type BatchWriter struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
-	closeErr  error
+	// writing is set while the flush goroutine writes batches (not while it backs off).
+	writing atomic.Bool
+	// yield gives up the processor; runtime.Gosched, replaced in tests.
+	yield    func()
+	closeErr error
 
 	// Owned by the flush goroutine.
 	flights    []flight // one per batch that may be in flight
@@ -171,6 +176,7 @@ func NewBatchWriter(out Output, opts BatchOptions) (*BatchWriter, error) {
 		done:     make(chan struct{}),
 		backoff:  backoff.New(opts.RetryInitial, opts.RetryMax),
 		jitter:   rand.Int64N,
+		yield:    runtime.Gosched,
 		dropLog:  throttle{every: 10 * time.Second},
 		retryLog: throttle{every: 10 * time.Second},
 	}
@@ -235,6 +241,26 @@ func (w *BatchWriter) added(n, evicted, size int) {
 		case w.ready <- struct{}{}:
 		default:
 		}
+		w.yieldIfBehind(n, size)
+	}
+}
+
+// yieldEvery is how many added metrics apart a writer that is behind yields the processor.
+const yieldEvery = 128
+
+// yieldIfBehind lets the goroutine that adds metrics give up the processor now and then
+// while the output is writing a backlog of more than two batches. A listener flooded flat out
+// always has data to parse, and on a busy core it would take the CPU the output needs to
+// send what it accepted, then evict it. Yielding never waits: when nothing else is ready to
+// run, the caller goes on at once, and an output that is down (backing off) is not writing,
+// so its listeners do not yield at all.
+func (w *BatchWriter) yieldIfBehind(n, size int) {
+	if size < 2*w.opts.BatchSize || !w.writing.Load() {
+		return
+	}
+	// Yield when the running total of added metrics passes a multiple of yieldEvery.
+	if w.stats.added.Get()%yieldEvery < int64(n) {
+		w.yield()
 	}
 }
 

@@ -161,3 +161,46 @@ func ringSeqs(w *BatchWriter) []int {
 	}
 	return seqs(ms)
 }
+
+// TestWriterYieldsWhileItsOutputWritesABacklog: a goroutine adding metrics gives up the
+// processor every 128 metrics while the output is writing and more than two batches behind,
+// and never otherwise: not while the output keeps up, and not while it backs off.
+func TestWriterYieldsWhileItsOutputWritesABacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		batchSize int
+		down      bool
+		want      int
+	}{
+		{"writing, behind by more than two batches", 5, false, 2},
+		{"writing, less than two batches behind", 200, false, 0},
+		{"backing off, behind", 5, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				out := &slowOutput{rtt: 10 * time.Millisecond}
+				out.answer = func(int, []Metric) error {
+					if tc.down {
+						return errors.New("connection refused")
+					}
+					return nil
+				}
+				w := newTestWriter(t, out, BatchOptions{BatchSize: tc.batchSize, BufferLimit: 1000, FlushInterval: time.Hour})
+				yields := 0
+				w.yield = func() { yields++ }
+				require.NoError(t, w.WriteBatch(metricsRange(0, max(tc.batchSize, 10))))
+				if tc.down {
+					time.Sleep(20 * time.Millisecond) // the write has failed; the backoff waits
+				}
+				synctest.Wait() // a write is in flight, or the writer is backing off
+				require.Equal(t, !tc.down, w.writing.Load())
+				// Fake time stands still while this goroutine runs, so the flush goroutine
+				// stays where it is: in its write, or in its backoff.
+				for i := range 300 {
+					require.NoError(t, w.Write(metricsRange(i, i+1)[0]))
+				}
+				require.Equal(t, tc.want, yields)
+			})
+		})
+	}
+}

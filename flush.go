@@ -128,6 +128,8 @@ func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, faile
 		w.logRetry(err)
 		return w.retryDelay(err), true
 	}
+	w.writing.Store(true)
+	defer w.writing.Store(false)
 	for todo := w.buf.Len(); todo > 0; {
 		if ctx.Err() != nil {
 			return 0, true
