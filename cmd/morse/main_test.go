@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"syscall"
@@ -332,4 +334,27 @@ func TestEnsureTwoProcs(t *testing.T) {
 	runtime.GOMAXPROCS(8)
 	ensureTwoProcs()
 	require.Equal(t, 8, runtime.GOMAXPROCS(0), "more cores keep their Ps")
+}
+
+// TestPaceGC: the pacer raises GOGC for a small heap while it runs and restores it when
+// stopped; an explicit GOGC leaves the collector alone.
+func TestPaceGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	gogc := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+
+	t.Setenv("GOGC", "")
+	stop := paceGC()
+	require.Eventually(t, func() bool { return gogc() > 100 }, 5*time.Second, time.Millisecond,
+		"a small live heap gets a higher GOGC")
+	stop()
+	require.Equal(t, uint64(100), gogc(), "stopping restores GOGC")
+
+	t.Setenv("GOGC", "50")
+	paceGC()()
+	require.Equal(t, uint64(100), gogc(), "an explicit GOGC is left alone")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/gcpace"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -42,6 +43,7 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitBadArgs
 	}
+	defer paceGC()()
 	switch {
 	case opts.test:
 		return runTest(agent, stdout, stderr)
@@ -55,6 +57,24 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	return runService(agent, opts, logger, stderr)
+}
+
+// paceGC runs the collector's pacer (internal/gcpace) unless GOGC says how to pace it, and
+// returns the function that stops it.
+func paceGC() (stop func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gcpace.Run(ctx, gcpace.Options{})
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // runTest prints one gather of every input as line protocol.
