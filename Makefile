@@ -48,6 +48,7 @@ bench: test-deps build
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime 30s ./plugins/serializers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/influx
+	$(GO) test -run '^$$' -fuzz '^FuzzNumbers$$' -fuzztime 30s ./plugins/parsers/influx
 
 clean:
 	rm -rf bin

@@ -22,8 +22,6 @@ func unsafeString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-func parseInt(b []byte) (int64, error) { return strconv.ParseInt(unsafeString(b), 10, 64) }
-
 func isRange(err error) bool { return errors.Is(err, strconv.ErrRange) }
 
 // Reasons for values, in InfluxDB 1.x's words.
@@ -43,7 +41,7 @@ func convert(kind lineprotocol.ValueKind, b []byte) (morse.Value, error) {
 		}
 		return morse.Int(n), nil
 	case lineprotocol.Uint:
-		n, err := strconv.ParseUint(unsafeString(b), 10, 64)
+		n, err := parseUint(b)
 		if err != nil {
 			return morse.Value{}, numberError("unsigned", b, err)
 		}
@@ -66,6 +64,9 @@ func convert(kind lineprotocol.ValueKind, b []byte) (morse.Value, error) {
 // underscores, which InfluxDB refuses; refusing them here too keeps the listener from
 // accepting lines that the database behind it would not.
 func convertFloat(b []byte) (morse.Value, error) {
+	if f, ok := parseSimpleFloat(b); ok {
+		return morse.Float(f), nil
+	}
 	for _, c := range b {
 		if (c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
 			return morse.Value{}, errInvalidNumber
