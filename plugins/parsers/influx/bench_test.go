@@ -52,3 +52,34 @@ func BenchmarkParseReader(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
 }
+
+// BenchmarkParseDatagram parses 8 lines per call, as a UDP listener parses each datagram on
+// its own: what one call costs beyond its lines shows here.
+func BenchmarkParseDatagram(b *testing.B) {
+	data := benchInput()
+	var dgrams [][]byte
+	for rest := data; len(rest) > 0; {
+		end := 0
+		for range 8 {
+			i := bytes.IndexByte(rest[end:], '\n')
+			if i < 0 {
+				end = len(rest)
+				break
+			}
+			end += i + 1
+		}
+		dgrams = append(dgrams, rest[:end])
+		rest = rest[end:]
+	}
+	p := &influx.Parser{}
+	n := 0
+	emit := func(morse.Metric) { n++ }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range dgrams {
+			p.Parse(d, emit)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
@@ -27,7 +28,33 @@ type run struct {
 }
 
 func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
-	return &run{reference: p.reference, prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr}
+	r := &run{}
+	r.reset(p, emit, onErr)
+	return r
+}
+
+// reset readies r for a new input, keeping its scratch buffers.
+func (r *run) reset(p *Parser, emit func(morse.Metric), onErr func(LineError)) {
+	sc := r.sc
+	*r = run{reference: p.reference, prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr}
+	r.sc = scratch{text: sc.text[:0], tags: sc.tags[:0], fields: sc.fields[:0]}
+}
+
+// maxPooledScratch bounds the scratch text that a pooled run keeps: an entry with a huge
+// string value should not pin its buffer for good.
+const maxPooledScratch = 64 << 10
+
+// runPool holds the runs of Parse. A UDP listener parses each datagram of a few lines on
+// its own, and a fresh run would grow its scratch buffers anew for every one.
+var runPool = sync.Pool{New: func() any { return new(run) }}
+
+// release returns r to the pool, without the callbacks of its last input.
+func (r *run) release() {
+	r.emit, r.onErr = nil, nil
+	if cap(r.sc.text) > maxPooledScratch {
+		r.sc = scratch{}
+	}
+	runPool.Put(r)
 }
 
 // parseAvailable parses every complete entry of data from where the splitter stands.

@@ -147,9 +147,11 @@ func ParsePrecision(s string) (time.Duration, error) {
 // around it are emitted.
 func (p *Parser) Parse(data []byte, emit func(morse.Metric)) Result {
 	var res Result
-	r := p.newRun(emit, res.add)
+	r := runPool.Get().(*run)
+	r.reset(p, emit, res.add)
 	r.parseAvailable(data, true)
 	res.Lines, res.Metrics, res.fast = r.lines, r.metrics, r.fast
+	r.release()
 	return res
 }
 
