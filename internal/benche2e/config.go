@@ -8,10 +8,12 @@ import (
 
 // agentConfig is what one scenario's morse config needs.
 type agentConfig struct {
-	Input        string // "influxdb_listener" or "socket_listener"
-	Listen       string // the input's service_address
-	SinkAddr     string // host:port of the sink
-	InternalFile string // where inputs.internal's counters go; empty leaves them out
+	Input  string // "influxdb_listener" or "socket_listener"
+	Listen string // the input's service_address
+	// ReadBufferSize is the input's read_buffer_size; empty leaves it out.
+	ReadBufferSize string
+	SinkAddr       string // host:port of the sink
+	InternalFile   string // where inputs.internal's counters go; empty leaves them out
 }
 
 // render writes the config: the one listener, the InfluxDB output to the sink with the
@@ -30,7 +32,11 @@ func (c agentConfig) render() string {
   omit_hostname = true
 
 `)
-	fmt.Fprintf(&b, "[[inputs.%s]]\n  service_address = %q\n\n", c.Input, c.Listen)
+	fmt.Fprintf(&b, "[[inputs.%s]]\n  service_address = %q\n", c.Input, c.Listen)
+	if c.ReadBufferSize != "" {
+		fmt.Fprintf(&b, "  read_buffer_size = %q\n", c.ReadBufferSize)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, `[[outputs.influxdb]]
   namedrop = ["internal*"]
   urls = [%q]

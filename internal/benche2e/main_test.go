@@ -71,6 +71,9 @@ func TestConfigRendersTheDefaultsTheTargetsNeed(t *testing.T) {
 		require.Contains(t, conf, want)
 	}
 	require.NotContains(t, agentConfig{Input: "x"}.render(), "inputs.internal")
+	require.NotContains(t, conf, "read_buffer_size", "the OS default unless a scenario asks")
+	udp := agentConfig{Input: "socket_listener", Listen: "udp://127.0.0.1:9", ReadBufferSize: "4MiB"}.render()
+	require.Contains(t, udp, "service_address = \"udp://127.0.0.1:9\"\n  read_buffer_size = \"4MiB\"\n")
 }
 
 func TestFreePort(t *testing.T) {

@@ -28,6 +28,8 @@ type scenario struct {
 	Connections     int     `json:"connections"`
 	LinesPerRequest int     `json:"lines_per_request"`
 	Rate            float64 `json:"rate"` // 0 is flat out
+	// ReadBufferSize is the listener's read_buffer_size; empty keeps the OS default.
+	ReadBufferSize string `json:"read_buffer_size,omitempty"`
 }
 
 // env is what every scenario shares.
@@ -193,7 +195,7 @@ func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
 	if sc.Input == "socket_listener" {
 		listen = network + "://" + a.addr
 	}
-	conf := agentConfig{Input: sc.Input, Listen: listen, SinkAddr: e.sinkAddr, InternalFile: a.internalFile}
+	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: e.sinkAddr, InternalFile: a.internalFile}
 	confPath := filepath.Join(e.dir, sc.Name+".conf")
 	if err := os.WriteFile(confPath, []byte(conf.render()), 0o600); err != nil {
 		return nil, err
