@@ -23,7 +23,7 @@ import (
 // Options set the pace.
 type Options struct {
 	// MinGoal is how large the heap may grow before a collection, however little is live;
-	// 48 MiB.
+	// 32 MiB.
 	MinGoal uint64
 	// MaxPercent caps GOGC; 400. It keeps an idle agent, whose live heap is tiny, from
 	// growing its heap all the way to MinGoal.
@@ -34,7 +34,7 @@ type Options struct {
 
 func (o *Options) setDefaults() {
 	if o.MinGoal == 0 {
-		o.MinGoal = 48 << 20
+		o.MinGoal = 32 << 20
 	}
 	if o.MaxPercent == 0 {
 		o.MaxPercent = 400

@@ -66,15 +66,15 @@ func TestRunFollowsTheLiveHeapAndRestores(t *testing.T) {
 		done := make(chan struct{})
 		go func() { run(ctx, Options{}, f.hooks()); close(done) }()
 		synctest.Wait()
-		f.setLive(12 * mib) // 300
+		f.setLive(12 * mib) // 166
 		time.Sleep(1500 * time.Millisecond)
-		f.setLive(12*mib + mib/2) // 284: less than a tenth off, kept at 300
+		f.setLive(12*mib + mib/2) // 156: less than a tenth off, kept at 166
 		time.Sleep(time.Second)
 		f.setLive(40 * mib) // 100
 		time.Sleep(time.Second)
 		cancel()
 		<-done
-		require.Equal(t, []int{400, 300, 100, 100}, f.sets, "set at start, on two changes, restored at the end")
+		require.Equal(t, []int{400, 166, 100, 100}, f.sets, "set at start, on two changes, restored at the end")
 		require.Equal(t, 100, f.gogc)
 	})
 }
