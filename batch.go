@@ -144,8 +144,9 @@ type BatchWriter struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
-	// writing is set while the flush goroutine writes batches (not while it backs off).
-	writing atomic.Bool
+	// writingSince is when the round of writes in flight began, in Unix nanoseconds; zero
+	// while none is (between rounds, and while the writer backs off).
+	writingSince atomic.Int64
 	// yield gives up the processor for a moment (see yieldIfBehind); replaced in tests.
 	yield    func()
 	closeErr error
@@ -258,18 +259,27 @@ const yieldEvery = 128
 // yieldIfBehind lets the goroutine that adds metrics give up the processor now and then
 // while the output is writing a backlog of more than two batches. A listener flooded flat out
 // always has data to parse, and on a busy core it would take the CPU the output needs to
-// send what it accepted, and then evict it. It never waits for room in the buffer: an output
-// that is down (backing off) is not writing, so its listeners do not yield at all, and
-// eviction goes on as before.
+// send what it accepted, and then evict it. It never waits for room in the buffer. An
+// output that is down (backing off) is not writing, and one whose writes have hung for
+// yieldWhileWritingFor is waiting on its sink, not short of CPU: their listeners do not
+// yield at all, and eviction goes on as before.
 func (w *BatchWriter) yieldIfBehind(n, size int) {
-	if size < 2*w.opts.BatchSize || !w.writing.Load() {
+	if size < 2*w.opts.BatchSize {
 		return
 	}
 	// Yield when the running total of added metrics passes a multiple of yieldEvery.
-	if w.stats.added.Get()%yieldEvery < int64(n) {
+	if w.stats.added.Get()%yieldEvery >= int64(n) {
+		return
+	}
+	since := w.writingSince.Load()
+	if since != 0 && time.Now().UnixNano()-since < int64(yieldWhileWritingFor) {
 		w.yield()
 	}
 }
+
+// yieldWhileWritingFor is how long a round of writes may be in flight before its output is
+// taken to be waiting on its sink rather than on the CPU.
+const yieldWhileWritingFor = 100 * time.Millisecond
 
 func b2i(b bool) int {
 	if b {

@@ -164,36 +164,44 @@ func ringSeqs(w *BatchWriter) []int {
 
 // TestWriterYieldsWhileItsOutputWritesABacklog: a goroutine adding metrics gives up the
 // processor every 128 metrics while the output is writing and more than two batches behind,
-// and never otherwise: not while the output keeps up, and not while it backs off.
+// and never otherwise: not while the output keeps up, not while it backs off, and not once
+// its write has hung for longer than yieldWhileWritingFor.
 func TestWriterYieldsWhileItsOutputWritesABacklog(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		batchSize int
 		down      bool
+		hungFor   time.Duration // how long the write has been in flight when metrics arrive
 		want      int
 	}{
-		{"writing, behind by more than two batches", 5, false, 2},
-		{"writing, less than two batches behind", 200, false, 0},
-		{"backing off, behind", 5, true, 0},
+		{"writing, behind by more than two batches", 5, false, 0, 2},
+		{"writing for just under the limit, behind", 5, false, yieldWhileWritingFor - time.Millisecond, 2},
+		{"writing, less than two batches behind", 200, false, 0, 0},
+		{"backing off, behind", 5, true, 0, 0},
+		{"a write hung for the limit, behind", 5, false, yieldWhileWritingFor, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				out := &slowOutput{rtt: 10 * time.Millisecond}
+				out := &slowOutput{rtt: time.Hour}
+				if tc.down {
+					out.rtt = time.Millisecond
+				}
 				out.answer = func(int, []Metric) error {
 					if tc.down {
 						return errors.New("connection refused")
 					}
 					return nil
 				}
-				w := newTestWriter(t, out, BatchOptions{BatchSize: tc.batchSize, BufferLimit: 1000, FlushInterval: time.Hour})
+				w := newTestWriter(t, out, BatchOptions{BatchSize: tc.batchSize, BufferLimit: 1000, FlushInterval: time.Hour, RetryInitial: time.Hour, RetryMax: time.Hour})
 				yields := 0
 				w.yield = func() { yields++ }
 				require.NoError(t, w.WriteBatch(metricsRange(0, max(tc.batchSize, 10))))
 				if tc.down {
 					time.Sleep(20 * time.Millisecond) // the write has failed; the backoff waits
 				}
-				synctest.Wait() // a write is in flight, or the writer is backing off
-				require.Equal(t, !tc.down, w.writing.Load())
+				synctest.Wait() // the write is in flight, or the writer backs off
+				time.Sleep(tc.hungFor)
+				require.Equal(t, !tc.down, w.writingSince.Load() != 0, "a write is in flight")
 				// Fake time stands still while this goroutine runs, so the flush goroutine
 				// stays where it is: in its write, or in its backoff.
 				for i := range 300 {

@@ -128,8 +128,6 @@ func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, faile
 		w.logRetry(err)
 		return w.retryDelay(err), true
 	}
-	w.writing.Store(true)
-	defer w.writing.Store(false)
 	for todo := w.buf.Len(); todo > 0; {
 		if ctx.Err() != nil {
 			return 0, true
@@ -138,7 +136,9 @@ func (w *BatchWriter) flushOnce(ctx context.Context) (delay time.Duration, faile
 		if n == 0 {
 			return 0, false
 		}
+		w.writingSince.Store(time.Now().UnixNano())
 		w.writeFlights(ctx, w.flights[:n])
+		w.writingSince.Store(0)
 		if err := w.settleFlights(w.flights[:n]); err != nil {
 			return w.retryDelay(err), true
 		}
