@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime 30s ./plugins/serializers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzNumbers$$' -fuzztime 30s ./plugins/parsers/influx
+	$(GO) test -run '^$$' -fuzz '^FuzzWriteHandler$$' -fuzztime 30s ./plugins/inputs/influxdb_listener
 
 clean:
 	rm -rf bin

@@ -23,6 +23,7 @@ type runningInput struct {
 	tags  []Tag // the input's own [inputs.x.tags], sorted
 
 	series                               *selfstat.Series // internal_gather of this input
+	pluginStats                          *PluginStats     // the plugin's own counters, if it keeps any
 	gathered, errs, gatherTime, timeouts *Counter
 
 	errMu  sync.Mutex
@@ -52,7 +53,8 @@ func (a *Agent) newRunningInput(ic *InputConfig) (*runningInput, error) {
 		s.SetLogger(ri.log)
 	}
 	if s, ok := ic.Plugin.(StatsSetter); ok {
-		s.SetStats(NewPluginStats(a.stats, "internal_"+ic.Name, st))
+		ri.pluginStats = NewPluginStats(a.stats, "internal_"+ic.Name, st)
+		s.SetStats(ri.pluginStats)
 	}
 	if s, ok := ic.Plugin.(selfStatsUser); ok {
 		s.SetSelfStats(a.stats)

@@ -88,6 +88,9 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *Config) error {
 	stopAll(goneIns)
 	for _, ri := range goneIns {
 		a.stats.Remove(ri.series)
+		if ri.pluginStats != nil {
+			ri.pluginStats.remove()
+		}
 	}
 	var fresh []*runningInput
 	for i, ri := range ins {

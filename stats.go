@@ -1,8 +1,6 @@
 package morse
 
 import (
-	"maps"
-
 	"github.com/morse-agent/morse/internal/selfstat"
 )
 
@@ -10,11 +8,12 @@ import (
 type Counter = selfstat.Counter
 
 // PluginStats lets a plugin count its own events. They appear in the self-metrics that
-// inputs.internal reports, under the plugin's measurement and tags.
+// inputs.internal reports, under the plugin's measurement and tags. Each plugin instance has
+// a series of its own, so two listeners of one plugin without an alias keep exact counts
+// each; they are reported with equal tags, as Telegraf reports them.
 type PluginStats struct {
-	reg         *selfstat.Registry
-	measurement string
-	tags        map[string]string
+	reg    *selfstat.Registry
+	series *selfstat.Series
 }
 
 // NewPluginStats returns stats for one plugin instance. A nil registry gives counters that
@@ -23,10 +22,13 @@ func NewPluginStats(reg *selfstat.Registry, measurement string, tags map[string]
 	if reg == nil {
 		reg = selfstat.New()
 	}
-	return &PluginStats{reg: reg, measurement: measurement, tags: maps.Clone(tags)}
+	return &PluginStats{reg: reg, series: reg.NewSeries(measurement, tags)}
 }
 
 // Counter returns the named counter of this plugin.
 func (s *PluginStats) Counter(field string) *Counter {
-	return s.reg.Counter(s.measurement, s.tags, field)
+	return s.series.Counter(field)
 }
+
+// remove takes the series out of its registry, for a plugin that a reload took away.
+func (s *PluginStats) remove() { s.reg.Remove(s.series) }

@@ -89,6 +89,9 @@ func TestMixedGoodAndBadLines(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, only.status)
 	require.Equal(t, errorBody("unable to parse 'a v=1 x': bad timestamp (line 1; 2 of 2 lines rejected)"), only.body)
 
+	// mixed.lp has 2 bad lines of 6, and the second write 2 of 2.
+	require.Equal(t, int64(2+2), in.c.parseErr.Get(), "every bad line is counted in parse_errors")
+
 	agent.Out.Wait(t, 4, waitFor)
 	agent.Stop(t)
 	ns := func(i int64) time.Time { return time.Unix(0, 1700000000000000000+i).UTC() }

@@ -1,0 +1,63 @@
+package influxdblistener
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+)
+
+// hungOutput is a sink that never answers: every write waits until it is cancelled.
+type hungOutput struct{}
+
+func (hungOutput) Connect(context.Context) error { return nil }
+func (hungOutput) Close() error                  { return nil }
+func (hungOutput) Write(ctx context.Context, _ []morse.Metric) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestAHungOutputNeverBlocksTheListener: with the only output's sink hung and its buffer
+// full, every write is still answered 204 at once, and the buffer evicts exactly what it
+// cannot hold: all lines but the 100 it holds and the batch of 10 stuck in the write.
+func TestAHungOutputNeverBlocksTheListener(t *testing.T) {
+	l := newListener(t)
+	cfg := morse.DefaultConfig()
+	cfg.Agent.OmitHostname = true
+	cfg.Agent.ShutdownTimeout = morse.Duration(100 * time.Millisecond)
+	cfg.AddInput("influxdb_listener", l)
+	oc := cfg.AddOutput("hung", hungOutput{})
+	oc.BatchSize, oc.BufferLimit, oc.FlushInterval = 10, 100, time.Hour
+	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: quiet()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- agent.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { return l.Addr() != nil }, waitFor, time.Millisecond)
+
+	c := newClient(t, l.Addr(), nil)
+	const requests, perRequest = 50, 100
+	for r := range requests {
+		var b strings.Builder
+		for i := range perRequest {
+			fmt.Fprintf(&b, "m,r=%d v=%di %d\n", r, i, r*perRequest+i+1)
+		}
+		a := c.must("POST", "/write?db=x", []byte(b.String()))
+		require.Equal(t, http.StatusNoContent, a.status, "request %d: %s", r, a.body)
+	}
+
+	st := agent.Outputs()[0].Stats
+	require.Equal(t, int64(requests*perRequest), st.Added)
+	require.Equal(t, 100, st.BufferSize, "the buffer is full")
+	require.Equal(t, int64(requests*perRequest-100-10), st.DroppedByReason[morse.ReasonBufferFull],
+		"every line but the 100 held and the 10 in the hung write was evicted, and counted")
+	require.Zero(t, st.Written)
+	c.healthy()
+}
