@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,20 +69,33 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 		return nil, err
 	}
 	workers := s.receivers()
-	srv.free = make(chan *batch, workers*batchesPerWorker)
-	srv.work = make(chan *batch, workers*batchesPerWorker)
-	for range cap(srv.free) {
+	// With one socket, one worker and one CPU, the reader parses what it reads itself: a
+	// hand-off to a worker would overlap nothing, and cost two goroutine switches a read.
+	inline := workers == 1 && len(srv.conns) == 1 && singleCPU()
+	batches := workers * batchesPerWorker
+	if inline {
+		batches = 1
+	}
+	srv.free = make(chan *batch, batches)
+	srv.work = make(chan *batch, batches)
+	for range batches {
 		b := &batch{msgs: make([]ipv4.Message, batchSize)}
 		for i := range b.msgs {
 			b.msgs[i].Buffers = [][]byte{make([]byte, maxDatagram)}
 		}
 		srv.free <- b
 	}
+	for _, c := range srv.conns {
+		s.setReadBuffer(c)
+	}
+	if inline {
+		srv.readers.Go(func() { srv.receiveAndParse(srv.conns[0]) })
+		return srv, nil
+	}
 	for range workers {
 		srv.workers.Go(srv.parseBatches)
 	}
 	for _, c := range srv.conns {
-		s.setReadBuffer(c)
 		srv.readers.Go(func() { srv.receive(c) })
 	}
 	return srv, nil
@@ -143,20 +157,47 @@ func (srv *packetServer) removeSocket() {
 	}
 }
 
-// receive fills batches from one socket until it is closed. UDP sockets read a batch per
-// call, which is one recvmmsg call on Linux and one datagram elsewhere; unix datagram
-// sockets read one datagram per call.
-func (srv *packetServer) receive(c net.PacketConn) {
-	read := func(b *batch) (int, error) {
+// singleCPU reports whether the agent may run on one CPU only (runtime.NumCPU follows the
+// process's CPU affinity); tests replace it.
+var singleCPU = func() bool { return runtime.NumCPU() == 1 }
+
+// batchReader returns how c reads a batch: UDP sockets read a batch per call, which is one
+// recvmmsg call on Linux and one datagram elsewhere; unix datagram sockets read one datagram
+// per call.
+func batchReader(c net.PacketConn) func(b *batch) (int, error) {
+	if _, ok := c.(*net.UDPConn); ok {
+		pc := ipv4.NewPacketConn(c)
+		return func(b *batch) (int, error) { return pc.ReadBatch(b.msgs, 0) }
+	}
+	return func(b *batch) (int, error) {
 		m := &b.msgs[0]
 		n, from, err := c.ReadFrom(m.Buffers[0])
 		m.N, m.Addr = n, from
 		return 1, err
 	}
-	if _, ok := c.(*net.UDPConn); ok {
-		pc := ipv4.NewPacketConn(c)
-		read = func(b *batch) (int, error) { return pc.ReadBatch(b.msgs, 0) }
+}
+
+// receiveAndParse reads batches from c and parses each itself, until c is closed.
+func (srv *packetServer) receiveAndParse(c net.PacketConn) {
+	read := batchReader(c)
+	d := srv.newDatagramParser()
+	b := <-srv.free
+	for {
+		n, err := read(b)
+		if err != nil {
+			if !srv.readFailed(err) {
+				return
+			}
+			continue
+		}
+		b.n = n
+		d.parseBatch(b)
 	}
+}
+
+// receive fills batches from one socket for the workers until it is closed.
+func (srv *packetServer) receive(c net.PacketConn) {
+	read := batchReader(c)
 	for {
 		var b *batch
 		select {
@@ -179,13 +220,23 @@ func (srv *packetServer) receive(c net.PacketConn) {
 
 // parseBatches parses filled batches until the server closes, and recycles them.
 func (srv *packetServer) parseBatches() {
+	d := srv.newDatagramParser()
+	for b := range srv.work {
+		d.parseBatch(b)
+		srv.free <- b
+	}
+}
+
+func (srv *packetServer) newDatagramParser() *datagramParser {
 	d := &datagramParser{sl: srv.sl, acc: srv.acc}
 	d.emit = func(m morse.Metric) { d.acc.AddMetric(m) }
-	for b := range srv.work {
-		for _, m := range b.msgs[:b.n] {
-			d.handle(m.Buffers[0][:m.N], m.Addr)
-		}
-		srv.free <- b
+	return d
+}
+
+// parseBatch parses every datagram of a filled batch.
+func (d *datagramParser) parseBatch(b *batch) {
+	for _, m := range b.msgs[:b.n] {
+		d.handle(m.Buffers[0][:m.N], m.Addr)
 	}
 }
 

@@ -208,3 +208,29 @@ func TestTimestampPrecision(t *testing.T) {
 	waitMetrics(t, acc, 1)
 	require.Equal(t, time.Unix(1700000000, 0).UTC(), acc.Metrics()[0].Time())
 }
+
+// TestOneCPUReadsAndParsesInline: on a single CPU, with one receiver, the reader parses the
+// datagrams it reads itself, with one batch of buffers, and still delivers exactly the lines
+// sent, over UDP and unixgram alike.
+func TestOneCPUReadsAndParsesInline(t *testing.T) {
+	prev := singleCPU
+	singleCPU = func() bool { return true }
+	t.Cleanup(func() { singleCPU = prev })
+	dir := socketDir(t)
+	for _, tc := range []struct{ name, address string }{
+		{"udp", "udp://127.0.0.1:0"},
+		{"unixgram", "unixgram://" + filepath.Join(dir, "inline.sock")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newListener(t, tc.address, func(s *SocketListener) { s.UDPReceivers = 1 })
+			agent := listenertest.RunAgent(t, "socket_listener", in)
+			srv := in.srv.(*packetServer)
+			require.Equal(t, 1, cap(srv.free), "one batch of buffers, and no workers")
+			lines, want := lineBatch(tc.name, 120)
+			sendDatagrams(t, agent.Addr, lines)
+			agent.Out.Wait(t, len(want), waitFor)
+			agent.Stop(t)
+			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+		})
+	}
+}
