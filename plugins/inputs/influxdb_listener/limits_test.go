@@ -77,6 +77,33 @@ func TestUnfinishedHeadersAreClosedByTheTimeout(t *testing.T) {
 	newClient(t, l.Addr(), nil).healthy()
 }
 
+// TestIdleAndStalledConnectionsAreClosedByTheTimeout: a keep-alive connection left idle
+// after its answer, and a request whose body stops short, are both closed once read_timeout
+// passes, not at once, and the listener serves as before.
+func TestIdleAndStalledConnectionsAreClosedByTheTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name, request, answer string
+	}{
+		{"idle after a write", "POST /write?db=x HTTP/1.1\r\nHost: morse\r\nContent-Length: 9\r\n\r\nidle v=1\n", "HTTP/1.1 204"},
+		{"a body that stops short", "POST /write?db=x HTTP/1.1\r\nHost: morse\r\nContent-Length: 100\r\n\r\nshort v=1\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newListener(t, func(l *InfluxDBListener) { l.ReadTimeout = morse.Duration(200 * time.Millisecond) })
+			start(t, l)
+			conn, err := net.Dial("tcp", l.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.Write([]byte(tc.request))
+			require.NoError(t, err)
+			begun := time.Now()
+			got := readUntilClosed(t, conn)
+			require.GreaterOrEqual(t, time.Since(begun), 150*time.Millisecond, "closed by the timeout, not at once")
+			require.True(t, strings.HasPrefix(got, tc.answer), "answered %q", got)
+			newClient(t, l.Addr(), nil).healthy()
+		})
+	}
+}
+
 // TestConnectionsOverTheCapAreRefused holds the only slot with a keep-alive connection, sees
 // a second connection closed at once and counted, and then sees the slot serve again.
 func TestConnectionsOverTheCapAreRefused(t *testing.T) {
