@@ -294,7 +294,7 @@ func (c *fastCur) field() fastStatus {
 			return st
 		}
 		var err error
-		if f.val, err = convert(valueKind(raw), trimKind(raw)); err != nil {
+		if f.val, err = convert(valueKind(raw)); err != nil {
 			return fastBail
 		}
 	default:
@@ -321,27 +321,18 @@ func (c *fastCur) value() ([]byte, fastStatus) {
 	return c.data[start:], fastOK
 }
 
-// valueKind tells a value's type by its first and last bytes, as the decoder does.
-func valueKind(raw []byte) lineprotocol.ValueKind {
+// valueKind tells a value's type by its first and last bytes, as the decoder does, and
+// returns its digits without the type suffix of an integer.
+func valueKind(raw []byte) (lineprotocol.ValueKind, []byte) {
 	switch raw[0] {
 	case 't', 'T', 'f', 'F':
-		return lineprotocol.Bool
+		return lineprotocol.Bool, raw
 	}
 	switch raw[len(raw)-1] {
 	case 'i':
-		return lineprotocol.Int
+		return lineprotocol.Int, raw[:len(raw)-1]
 	case 'u':
-		return lineprotocol.Uint
+		return lineprotocol.Uint, raw[:len(raw)-1]
 	}
-	return lineprotocol.Float
-}
-
-// trimKind drops the type suffix of an integer.
-func trimKind(raw []byte) []byte {
-	if raw[0] != 't' && raw[0] != 'T' && raw[0] != 'f' && raw[0] != 'F' {
-		if last := raw[len(raw)-1]; last == 'i' || last == 'u' {
-			return raw[:len(raw)-1]
-		}
-	}
-	return raw
+	return lineprotocol.Float, raw
 }
