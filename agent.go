@@ -30,6 +30,9 @@ type agentState struct {
 	precision     time.Duration
 	jitter        time.Duration // collection_jitter
 	roundInterval bool
+	// linesPass is set when line metrics would mostly reach the outputs as they are: at
+	// least one output writes them, and every other one takes only the names it selects.
+	linesPass bool
 }
 
 // Agent runs inputs and outputs from a Config: it gathers, fans metrics out to every output's
@@ -116,7 +119,24 @@ func (a *Agent) newState(cfg *Config, outputs []*runningOutput) *agentState {
 		precision:     cfg.Agent.Precision.Duration(),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
 		roundInterval: cfg.Agent.RoundInterval,
+		linesPass:     linesPass(outputs),
 	}
+}
+
+// linesPass reports whether line metrics would mostly reach outputs as they are: an output
+// that does not write them must expand each one it takes, which costs more than parsing the
+// line in the first place, so every such output must select by name what it takes.
+func linesPass(outputs []*runningOutput) bool {
+	writers := 0
+	for _, ro := range outputs {
+		switch {
+		case ro.writesLines():
+			writers++
+		case !ro.selective():
+			return false
+		}
+	}
+	return writers > 0
 }
 
 func pluginLogger(base *slog.Logger, kind, name, alias string) *slog.Logger {

@@ -78,7 +78,7 @@ func (ri *runningInput) interval() time.Duration {
 func (ri *runningInput) start(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	if s, ok := ri.cfg.Plugin.(ServiceInput); ok {
-		if err := s.Start(ctx, ri.accumulator(ri.fanOut)); err != nil {
+		if err := s.Start(ctx, ri.outputAccumulator()); err != nil {
 			cancel()
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
 		}
@@ -131,7 +131,7 @@ func (ri *runningInput) loop(ctx context.Context) {
 			case <-timer.C:
 			}
 		}
-		ri.gatherOnce(ctx, ri.accumulator(ri.fanOut))
+		ri.gatherOnce(ctx, ri.outputAccumulator())
 		next = next.Add(interval)
 		if now := time.Now(); !next.After(now) {
 			missed := now.Sub(next)/interval + 1
@@ -168,11 +168,33 @@ func (ri *runningInput) accumulator(emit func(Metric)) *accumulator {
 	return &accumulator{in: ri, emit: emit}
 }
 
+// outputAccumulator is the accumulator of a running input: it hands metrics to the outputs,
+// so line metrics may travel unexpanded to outputs that write them as they are.
+func (ri *runningInput) outputAccumulator() *accumulator {
+	return &accumulator{in: ri, emit: ri.fanOut, toOutputs: true}
+}
+
 // accumulator applies the input's options and the agent's global settings to each metric,
 // then emits it: to the outputs when running, to a printer under --test.
 type accumulator struct {
-	in   *runningInput
-	emit func(Metric)
+	in        *runningInput
+	emit      func(Metric)
+	toOutputs bool
+}
+
+// PrefersLines implements LineAccumulator: line metrics pass through when the input leaves
+// their names alone and the outputs write most of them as they are.
+func (acc *accumulator) PrefersLines() bool {
+	return acc.toOutputs && acc.in.keepsLines() && acc.in.agent.state.Load().linesPass
+}
+
+// keepsLines reports whether process can handle a line metric without expanding it: the
+// input's filter, if any, tests names only, and the name options are unset. Tags it adds to
+// the text (addLineTags).
+func (ri *runningInput) keepsLines() bool {
+	c := &ri.cfg.Common
+	return (ri.cfg.Filter == nil || ri.cfg.Filter.namesOnly()) &&
+		c.NameOverride == "" && c.NamePrefix == "" && c.NameSuffix == ""
 }
 
 // AddMetric implements Accumulator.
@@ -221,6 +243,9 @@ func (acc *accumulator) AddError(err error) {
 // process applies, in Telegraf's order, the input's filter, its name options, its tags and
 // the global tags (neither replaces a tag the metric already has), and the precision.
 func (ri *runningInput) process(m Metric, st *agentState) (Metric, bool) {
+	if m.line != "" && !ri.keepsLines() {
+		m = m.expand()
+	}
 	if ri.cfg.Filter != nil {
 		var ok bool
 		if m, ok = ri.cfg.Filter.Apply(m); !ok {
@@ -234,8 +259,7 @@ func (ri *runningInput) process(m Metric, st *agentState) (Metric, bool) {
 	if c.NamePrefix != "" || c.NameSuffix != "" {
 		m = m.WithName(c.NamePrefix + m.Name() + c.NameSuffix)
 	}
-	m.tags = mergeMissingTags(m.tags, ri.tags)
-	m.tags = mergeMissingTags(m.tags, st.globalTags)
+	m = ri.addTags(m, st)
 	if m.tm.IsZero() {
 		m.tm = time.Now()
 	}
@@ -243,6 +267,24 @@ func (ri *runningInput) process(m Metric, st *agentState) (Metric, bool) {
 		m.tm = m.tm.Round(st.precision)
 	}
 	return m, true
+}
+
+// addTags adds the input's tags, then the global tags, that m lacks. A line metric gets them
+// in its text, unless one cannot be written there as it is.
+func (ri *runningInput) addTags(m Metric, st *agentState) Metric {
+	if m.line != "" {
+		lm, ok := mergeMissingLineTags(m, ri.tags)
+		if ok {
+			lm, ok = mergeMissingLineTags(lm, st.globalTags)
+		}
+		if ok {
+			return lm
+		}
+		m = m.expand()
+	}
+	m.tags = mergeMissingTags(m.tags, ri.tags)
+	m.tags = mergeMissingTags(m.tags, st.globalTags)
+	return m
 }
 
 // mergeMissingTags adds the tags of extra (sorted) that have sorted keys not in have. It

@@ -13,8 +13,23 @@ type runningOutput struct {
 	w   *BatchWriter
 }
 
+// writesLines reports whether line metrics may reach this output's buffer unexpanded: the
+// output writes them as they are, and its filter, if any, tests names only.
+func (ro *runningOutput) writesLines() bool {
+	lw, ok := ro.cfg.Plugin.(LineWriter)
+	return ok && (ro.cfg.Filter == nil || ro.cfg.Filter.namesOnly()) && lw.WritesLines()
+}
+
+// selective reports whether the output takes only metrics it names (namepass), judged
+// without expanding a line metric. Such an output expands only the line metrics it takes.
+func (ro *runningOutput) selective() bool {
+	f := ro.cfg.Filter
+	return f != nil && f.namePass != nil && f.namesOnly()
+}
+
 // add filters m for this output and buffers it. A metric rejected by the filter is counted as
-// filtered, not as dropped: the operator asked for it.
+// filtered, not as dropped: the operator asked for it. A line metric is expanded after the
+// filter, so that one the filter rejects by name never is.
 func (ro *runningOutput) add(m Metric) {
 	if ro.cfg.Filter != nil {
 		var ok bool
@@ -22,6 +37,9 @@ func (ro *runningOutput) add(m Metric) {
 			ro.w.stats.filtered.Incr()
 			return
 		}
+	}
+	if m.line != "" && !ro.writesLines() {
+		m = m.expand()
 	}
 	_ = ro.w.Write(m) // ErrClosed during a reload's hand-over is already counted
 }
@@ -205,7 +223,7 @@ func (a *Agent) Once(ctx context.Context) error {
 	}
 	var errs []error
 	for _, ri := range a.inputs {
-		errs = append(errs, ri.runOnce(ctx, ri.fanOut))
+		errs = append(errs, ri.runOnce(ctx, ri.outputAccumulator()))
 	}
 	errs = append(errs, a.closeOutputs(a.outputs))
 	return errors.Join(errs...)
@@ -216,14 +234,13 @@ func (a *Agent) Once(ctx context.Context) error {
 func (a *Agent) Test(ctx context.Context, emit func(Metric)) error {
 	var errs []error
 	for _, ri := range a.inputs {
-		errs = append(errs, ri.runOnce(ctx, emit))
+		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
 	}
 	return errors.Join(errs...)
 }
 
 // runOnce starts a service input, gathers once and stops it again.
-func (ri *runningInput) runOnce(ctx context.Context, emit func(Metric)) error {
-	acc := ri.accumulator(emit)
+func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
 	if s, ok := ri.cfg.Plugin.(ServiceInput); ok {
 		if err := s.Start(ctx, acc); err != nil {
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)

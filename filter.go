@@ -92,6 +92,12 @@ func (f *Filter) Apply(m Metric) (Metric, bool) {
 	if f == nil || f.empty {
 		return m, true
 	}
+	if m.line != "" {
+		if f.namesOnly() {
+			return m, f.selectsName(lineName(m.line))
+		}
+		m = m.expand()
+	}
 	if !f.selects(m) {
 		return m, false
 	}
@@ -113,12 +119,21 @@ func (f *Filter) Apply(m Metric) (Metric, bool) {
 	return m, true
 }
 
+// namesOnly reports whether the filter tests nothing but the measurement name, so that it
+// can judge a line metric without expanding it.
+func (f *Filter) namesOnly() bool {
+	return f.tagPass == nil && f.tagDrop == nil && f.fieldInclude == nil && f.fieldExclude == nil &&
+		f.tagInclude == nil && f.tagExclude == nil
+}
+
+// selectsName applies namepass and namedrop.
+func (f *Filter) selectsName(name string) bool {
+	return (f.namePass == nil || f.namePass.match(name)) && (f.nameDrop == nil || !f.nameDrop.match(name))
+}
+
 // selects applies the conditions that keep or reject a metric as a whole.
 func (f *Filter) selects(m Metric) bool {
-	if f.namePass != nil && !f.namePass.match(m.name) {
-		return false
-	}
-	if f.nameDrop != nil && f.nameDrop.match(m.name) {
+	if !f.selectsName(m.name) {
 		return false
 	}
 	if f.tagPass != nil && !matchTags(m, f.tagPass) {

@@ -33,6 +33,10 @@ type Metric struct {
 	tags   []Tag
 	fields []Field
 	tm     time.Time
+	// line, when not empty, holds the name, tags and fields as line-protocol text instead
+	// of the three fields above: see NewLineMetric.
+	line      string
+	lineUints bool // the text has unsigned integer fields
 }
 
 // NewMetric builds a metric. It takes ownership of tags and fields: tags are sorted by key in
@@ -100,19 +104,35 @@ func dedupTags(tags []Tag) []Tag {
 }
 
 // Name is the measurement name.
-func (m Metric) Name() string { return m.name }
+func (m Metric) Name() string {
+	if m.line != "" {
+		return m.expand().name
+	}
+	return m.name
+}
 
 // Time is the metric's timestamp.
 func (m Metric) Time() time.Time { return m.tm }
 
 // Tags returns the tags, sorted by key. The slice is shared and must not be modified.
-func (m Metric) Tags() []Tag { return m.tags }
+func (m Metric) Tags() []Tag {
+	if m.line != "" {
+		return m.expand().tags
+	}
+	return m.tags
+}
 
 // Fields returns the fields. The slice is shared and must not be modified.
-func (m Metric) Fields() []Field { return m.fields }
+func (m Metric) Fields() []Field {
+	if m.line != "" {
+		return m.expand().fields
+	}
+	return m.fields
+}
 
 // Tag returns the value of tag key and whether it exists.
 func (m Metric) Tag(key string) (string, bool) {
+	m = m.expand()
 	i, ok := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
 	if !ok {
 		return "", false
@@ -122,6 +142,7 @@ func (m Metric) Tag(key string) (string, bool) {
 
 // Field returns the value of field key and whether it exists.
 func (m Metric) Field(key string) (Value, bool) {
+	m = m.expand()
 	for _, f := range m.fields {
 		if f.Key == key {
 			return f.Value, true
@@ -132,6 +153,7 @@ func (m Metric) Field(key string) (Value, bool) {
 
 // WithName returns a copy of m with another measurement name.
 func (m Metric) WithName(name string) Metric {
+	m = m.expand()
 	m.name = name
 	return m
 }
@@ -144,6 +166,7 @@ func (m Metric) WithTime(t time.Time) Metric {
 
 // WithTag returns a copy of m with tag key set to value, keeping the tags sorted.
 func (m Metric) WithTag(key, value string) Metric {
+	m = m.expand()
 	i, found := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
 	if found && m.tags[i].Value == value {
 		return m
@@ -165,6 +188,7 @@ func (m Metric) WithTag(key, value string) Metric {
 
 // WithoutTag returns a copy of m without tag key.
 func (m Metric) WithoutTag(key string) Metric {
+	m = m.expand()
 	i, found := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
 	if !found {
 		return m
@@ -177,17 +201,20 @@ func (m Metric) WithoutTag(key string) Metric {
 
 // WithTags returns a copy of m with tags replaced; the caller gives up tags, which are sorted.
 func (m Metric) WithTags(tags []Tag) Metric {
+	m = m.expand()
 	return NewMetric(m.name, tags, m.fields, m.tm)
 }
 
 // WithFields returns a copy of m whose fields are replaced by fields.
 func (m Metric) WithFields(fields []Field) Metric {
+	m = m.expand()
 	m.fields = fields
 	return m
 }
 
 // WithField returns a copy of m with field key set to v, replacing an existing field.
 func (m Metric) WithField(key string, v Value) Metric {
+	m = m.expand()
 	fields := make([]Field, 0, len(m.fields)+1)
 	replaced := false
 	for _, f := range m.fields {
@@ -206,6 +233,7 @@ func (m Metric) WithField(key string, v Value) Metric {
 
 // HashID identifies the series of m: its name and tags. Metrics of one series share it.
 func (m Metric) HashID() uint64 {
+	m = m.expand()
 	// FNV-1a, written out so that it does not allocate.
 	const offset, prime = 14695981039346656037, 1099511628211
 	h := uint64(offset)

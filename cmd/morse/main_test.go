@@ -313,6 +313,8 @@ func TestPprofAddrServesTheProfiler(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(body), "goroutine")
+	// The profiler starts before the agent; until the agent runs, SIGTERM has no handler.
+	logs.waitFor(t, "agent started")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait())
 }

@@ -45,6 +45,25 @@ func (o *MemOutput) Write(_ context.Context, batch []morse.Metric) error {
 	return nil
 }
 
+// LineOutput is a MemOutput that takes line metrics as they are (morse.LineWriter).
+type LineOutput struct{ MemOutput }
+
+// WritesLines implements morse.LineWriter.
+func (o *LineOutput) WritesLines() bool { return true }
+
+// LineMetrics counts the metrics written so far that are held as line-protocol text.
+func (o *MemOutput) LineMetrics() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, m := range o.metrics {
+		if _, ok := m.Line(); ok {
+			n++
+		}
+	}
+	return n
+}
+
 // Metrics returns a copy of everything written so far.
 func (o *MemOutput) Metrics() []morse.Metric {
 	o.mu.Lock()
@@ -106,13 +125,26 @@ func (a *Agent) Stop(t testing.TB) {
 // has not stopped it.
 func RunAgent(t testing.TB, name string, in Listener) *Agent {
 	t.Helper()
+	out := &MemOutput{}
+	return runAgent(t, name, in, out, out)
+}
+
+// RunLineAgent is RunAgent with a LineOutput, so that a listener may hand its lines over as
+// line metrics.
+func RunLineAgent(t testing.TB, name string, in Listener) *Agent {
+	t.Helper()
+	out := &LineOutput{}
+	return runAgent(t, name, in, out, &out.MemOutput)
+}
+
+func runAgent(t testing.TB, name string, in Listener, plugin morse.Output, out *MemOutput) *Agent {
+	t.Helper()
 	cfg := morse.DefaultConfig()
 	cfg.Agent.OmitHostname = true
 	cfg.Agent.FlushInterval = morse.Duration(20 * time.Millisecond)
 	cfg.Agent.ShutdownTimeout = morse.Duration(5 * time.Second)
 	cfg.AddInput(name, in)
-	out := &MemOutput{}
-	cfg.AddOutput("mem", out)
+	cfg.AddOutput("mem", plugin)
 	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

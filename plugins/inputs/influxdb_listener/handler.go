@@ -26,10 +26,17 @@ var (
 type handler struct {
 	l   *InfluxDBListener
 	acc morse.Accumulator
+	// lineMode is the accumulator's PrefersLines, when it has one: lines that go unchanged
+	// to outputs that write line protocol need not be taken apart.
+	lineMode func() bool
 }
 
 func newHandler(l *InfluxDBListener, acc morse.Accumulator) *handler {
-	return &handler{l: l, acc: acc}
+	h := &handler{l: l, acc: acc}
+	if la, ok := acc.(morse.LineAccumulator); ok {
+		h.lineMode = la.PrefersLines
+	}
+	return h
 }
 
 // ServeHTTP routes a request. Like InfluxDB, every response says which version answered.

@@ -38,16 +38,26 @@ func TestEachEndpointDeliversExactlyTheLinesSent(t *testing.T) {
 	cases := []struct {
 		name, path string
 		gzip       bool
+		// lines runs the agent with an output that takes line metrics, and without the
+		// database and retention policy tags, which would make the listener parse.
+		lines bool
 	}{
-		{"v1", "/write?db=telegraf&rp=weekly&precision=s", false},
-		{"v2", "/api/v2/write?org=o&bucket=telegraf/weekly&precision=s", true},
+		{"v1", "/write?db=telegraf&rp=weekly&precision=s", false, false},
+		{"v2", "/api/v2/write?org=o&bucket=telegraf/weekly&precision=s", true, false},
+		{"v1/line-metrics", "/write?db=telegraf&rp=weekly&precision=s", false, true},
+		{"v2/line-metrics", "/api/v2/write?org=o&bucket=telegraf/weekly&precision=s", true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newListener(t, func(l *InfluxDBListener) { l.DatabaseTag, l.RetentionPolicyTag = "database", "rp" })
-			agent := listenertest.RunAgent(t, "influxdb_listener", in)
-			c := newClient(t, agent.Addr, nil)
 			tags := []morse.Tag{{Key: "database", Value: "telegraf"}, {Key: "rp", Value: "weekly"}}
+			run := listenertest.RunAgent
+			if tc.lines {
+				in = newListener(t)
+				tags, run = nil, listenertest.RunLineAgent
+			}
+			agent := run(t, "influxdb_listener", in)
+			c := newClient(t, agent.Addr, nil)
 			var want []morse.Metric
 			for part := range 3 {
 				body, w := batch(fmt.Sprintf("%s-%d", tc.name, part), 100, tags...)
@@ -63,6 +73,11 @@ func TestEachEndpointDeliversExactlyTheLinesSent(t *testing.T) {
 			agent.Out.Wait(t, len(want), waitFor)
 			agent.Stop(t)
 			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+			if tc.lines {
+				require.Equal(t, len(want), agent.Out.LineMetrics(), "every line arrives as a line metric")
+			} else {
+				require.Zero(t, agent.Out.LineMetrics())
+			}
 		})
 	}
 }

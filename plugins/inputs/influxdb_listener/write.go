@@ -194,8 +194,11 @@ func (o outcome) message() string {
 // parser enforces it; otherwise the whole body, already bounded, is parsed in one go.
 func (h *handler) parse(body []byte, t target) outcome {
 	emit := h.acc.AddMetric
+	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
 	dbTag, rpTag := h.l.DatabaseTag, h.l.RetentionPolicyTag
 	if (dbTag != "" && t.db != "") || (rpTag != "" && t.rp != "") {
+		// Adding a tag would only expand every line metric.
+		p.LineMetrics = nil
 		emit = func(m morse.Metric) {
 			if dbTag != "" && t.db != "" {
 				m = m.WithTag(dbTag, t.db)
@@ -206,7 +209,6 @@ func (h *handler) parse(body []byte, t target) outcome {
 			h.acc.AddMetric(m)
 		}
 	}
-	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize)}
 	if h.l.MaxLineSize <= 0 {
 		res := p.Parse(body, emit)
 		return outcome{lines: res.Lines, metrics: res.Metrics, errors: res.Errors, first: res.First}

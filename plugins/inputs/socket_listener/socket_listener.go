@@ -249,6 +249,11 @@ func (s *SocketListener) Start(_ context.Context, acc morse.Accumulator) error {
 	if err := s.setup(); err != nil {
 		return err
 	}
+	// Lines that go unchanged to outputs that write line protocol need not be taken apart.
+	s.parser.LineMetrics = nil
+	if la, ok := acc.(morse.LineAccumulator); ok {
+		s.parser.LineMetrics = la.PrefersLines
+	}
 	var err error
 	if s.addr.stream() {
 		s.srv, err = s.listenStream(acc)

@@ -42,6 +42,7 @@ func TestFeatures(t *testing.T) {
 		{"omit timestamp: the server's time is used", testOmitTimestamp},
 		{"requests carry the options", testRequestOptions},
 		{"concurrent writes, routed and gzipped, each stored once", testConcurrentWrites},
+		{"line metrics are stored as their expanded metrics are", testLineMetrics},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, in) })
 	}

@@ -96,11 +96,15 @@ func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
 	clear(s.groupIdx)
 	for _, m := range batch {
 		key := routeKey{o.Database, o.RetentionPolicy}
-		if v, ok := m.Tag(o.DatabaseTag); ok && o.DatabaseTag != "" && v != "" {
-			key.db = v
+		if o.DatabaseTag != "" {
+			if v, ok := m.Tag(o.DatabaseTag); ok && v != "" {
+				key.db = v
+			}
 		}
-		if v, ok := m.Tag(o.RetentionPolicyTag); ok && o.RetentionPolicyTag != "" && v != "" {
-			key.rp = v
+		if o.RetentionPolicyTag != "" {
+			if v, ok := m.Tag(o.RetentionPolicyTag); ok && v != "" {
+				key.rp = v
+			}
 		}
 		i, ok := s.groupIdx[key]
 		if !ok {
@@ -211,6 +215,13 @@ func (o *InfluxDB) serialize(s *writeScratch, metrics []morse.Metric) (body []by
 	}
 	s.zbuf = gzipAppend(s.zbuf[:0], buf)
 	return s.zbuf, dropped, first
+}
+
+// WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
+// the serializer writes their text. An output that routes or edits metrics by their tags
+// would only expand each one, so it takes them expanded.
+func (o *InfluxDB) WritesLines() bool {
+	return o.DatabaseTag == "" && o.RetentionPolicyTag == ""
 }
 
 // prepare applies the options that change a metric on its way out. Metric is a value, so

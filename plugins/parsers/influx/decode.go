@@ -25,6 +25,9 @@ type run struct {
 	lines     int
 	metrics   int
 	fast      int // entries the fast path parsed
+	// asLines makes ordinary entries line metrics where they qualify.
+	asLines bool
+	uints   bool // the line metric being checked has an unsigned integer field
 }
 
 func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
@@ -36,7 +39,8 @@ func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
 // reset readies r for a new input, keeping its scratch buffers.
 func (r *run) reset(p *Parser, emit func(morse.Metric), onErr func(LineError)) {
 	sc := r.sc
-	*r = run{reference: p.reference, prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr}
+	*r = run{reference: p.reference, prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr,
+		asLines: p.lines()}
 	r.sc = scratch{text: sc.text[:0], tags: sc.tags[:0], fields: sc.fields[:0]}
 }
 
@@ -104,7 +108,7 @@ func (r *run) fastNext(data []byte, atEOF bool) bool {
 		case '#', '\r':
 			return false
 		}
-		m, end, st := r.fastEntry(data, sp.pos, atEOF)
+		m, end, st := r.entry(data, sp.pos, atEOF)
 		if st != fastOK {
 			return false
 		}
@@ -120,6 +124,18 @@ func (r *run) fastNext(data []byte, atEOF bool) bool {
 		return true
 	}
 	return false
+}
+
+// entry parses an ordinary entry on the fast path, or checks it as a line metric when the
+// run asks for them and the entry qualifies.
+func (r *run) entry(data []byte, pos int, atEOF bool) (morse.Metric, int, fastStatus) {
+	if r.asLines {
+		m, end, st := r.lineEntry(data, pos, atEOF)
+		if st != fastBail {
+			return m, end, st
+		}
+	}
+	return r.fastEntry(data, pos, atEOF)
 }
 
 // decodeNext advances dec to its next entry and decodes it.

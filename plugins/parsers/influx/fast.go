@@ -172,7 +172,7 @@ func (r *run) fastEntry(data []byte, pos int, atEOF bool) (morse.Metric, int, fa
 	if st := c.tags(); st != fastOK {
 		return morse.Metric{}, 0, st
 	}
-	ts, st := c.fields()
+	_, ts, st := c.fieldSet(nil)
 	if st != fastOK {
 		return morse.Metric{}, 0, st
 	}
@@ -211,18 +211,25 @@ func (c *fastCur) tags() fastStatus {
 	return fastOK
 }
 
-// fields reads the field set and what follows it: the timestamp, if any, which it returns,
-// and the end of the entry.
-func (c *fastCur) fields() ([]byte, fastStatus) {
+// fieldSet reads the field set and what follows it. It returns where the last field ends,
+// the timestamp, if any, and the end of the entry. Fields are parsed into the scratch
+// buffer, or with lines set, only checked for a line metric.
+func (c *fastCur) fieldSet(lines *run) (textEnd int, ts []byte, st fastStatus) {
 	for {
-		if st := c.field(); st != fastOK {
-			return nil, st
+		if lines != nil {
+			st = c.skimField(lines)
+		} else {
+			st = c.field()
 		}
+		if st != fastOK {
+			return 0, nil, st
+		}
+		textEnd = c.i
 		if c.i == len(c.data) {
 			if c.atEOF {
-				return nil, fastOK
+				return textEnd, nil, fastOK
 			}
-			return nil, fastMore
+			return 0, nil, fastMore
 		}
 		switch c.data[c.i] {
 		case ',':
@@ -230,27 +237,27 @@ func (c *fastCur) fields() ([]byte, fastStatus) {
 			continue
 		case '\n':
 			c.i++
-			return nil, fastOK
+			return textEnd, nil, fastOK
 		case ' ':
 		default:
-			return nil, fastBail
+			return 0, nil, fastBail
 		}
 		c.spaces()
 		if c.i == len(c.data) || c.data[c.i] == '\n' {
-			return nil, c.lineEnd()
+			return textEnd, nil, c.lineEnd()
 		}
 		start := c.i
 		for c.i < len(c.data) && (c.data[c.i] >= '0' && c.data[c.i] <= '9' || c.data[c.i] == '-') {
 			c.i++
 		}
 		if c.i == start {
-			return nil, fastBail
+			return 0, nil, fastBail
 		}
-		ts := c.data[start:c.i]
+		ts = c.data[start:c.i]
 		if c.i < len(c.data) && c.data[c.i] != ' ' && c.data[c.i] != '\n' {
-			return nil, fastBail
+			return 0, nil, fastBail
 		}
-		return ts, c.lineEnd()
+		return textEnd, ts, c.lineEnd()
 	}
 }
 

@@ -28,9 +28,9 @@ func pointOf(m morse.Metric) fuzzPoint {
 }
 
 // FuzzParse feeds arbitrary bytes to the parser. It must never panic, its counts must add up,
-// the fast path must give exactly what the reference path gives, the streaming form must give
-// exactly what Parse gives however the stream is cut, and every metric it emits must
-// serialize and parse back to itself. The seed corpus is in testdata/fuzz/FuzzParse.
+// the fast path and line metrics must give exactly what the reference path gives, the
+// streaming form must give exactly what Parse gives however the stream is cut, and every
+// metric it emits must serialize and parse back to itself. The seed corpus is in testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("cpu,host=a usage=1.5,n=2i,u=3u,ok=true,s=\"x\" 1700000000000000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -54,6 +54,8 @@ func FuzzParse(f *testing.F) {
 		ref, _ := parseWith(data, true)
 		require.Equal(t, ref, fast)
 		require.Equal(t, ref, streamWith(t, data, 7), "a stream read 7 bytes at a time")
+		// So do line metrics once expanded, and their text reads back as it should.
+		checkLines(t, data)
 
 		// One byte per read puts a fresh decoder at almost every entry, which checks that
 		// the shared decoder of Parse never drifts from the splitter.

@@ -49,6 +49,11 @@ type Parser struct {
 	// reported as an error and skipped, so that one client cannot make the listener buffer
 	// without bound. Parse has no limit: its input is already in memory.
 	MaxLineBytes int
+	// LineMetrics, when set, is asked once per Parse and once per read in ParseReader
+	// whether to emit ordinary entries as line metrics (morse.NewLineMetric): checked, not
+	// taken apart. Entries that a line metric cannot carry faithfully are parsed as usual.
+	// Listeners set it to their accumulator's PrefersLines (morse.LineAccumulator).
+	LineMetrics func() bool
 
 	// reference makes every entry take the reference path (the splitter and the decoder),
 	// so that tests can hold the fast path to what the reference path produces.
@@ -160,6 +165,10 @@ func (p *Parser) precision() int64 {
 		return 1
 	}
 	return int64(p.Precision)
+}
+
+func (p *Parser) lines() bool {
+	return p.LineMetrics != nil && !p.reference && p.LineMetrics()
 }
 
 func (p *Parser) now() time.Time {

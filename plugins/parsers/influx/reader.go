@@ -36,6 +36,7 @@ func (p *Parser) ParseReader(r io.Reader, emit func(morse.Metric), onErr func(Li
 		st.buf = st.buf[:len(st.buf)+n]
 		if n > 0 {
 			st.run.now = p.now()
+			st.run.asLines = p.lines()
 		}
 		// Only a clean end of stream ends the last entry. After another error the stream was
 		// cut off, and a last entry without its newline may be cut short too: "v=1234"

@@ -108,13 +108,6 @@ func (s *Serializer) SkippedFields() int64 { return s.skipped.Load() }
 // morse.ReasonSerialize. Fields that were left out on the way, such as the NaN fields of a
 // metric that has no other field, are counted in SkippedFields even then.
 func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
-	name := trimBackslashes(m.Name())
-	switch {
-	case name == "":
-		return dst, s.fail(ErrEmptyName, m)
-	case name[0] == '#':
-		return dst, s.fail(ErrCommentName, m)
-	}
 	t := m.Time()
 	// The footer is the timestamp and the newline. It lives on the stack because every line
 	// of a split metric ends with it, and knowing its length up front lets MaxLineBytes be
@@ -129,6 +122,27 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 		footer = strconv.AppendInt(footer, t.UnixNano()/s.precision, 10)
 	}
 	footer = append(footer, '\n')
+	if lt, ok := m.Line(); ok {
+		// A line metric is already written, but for its time (see morse.NewLineMetric) and
+		// its unsigned integers. Only a line too long for MaxLineBytes is taken apart, to be
+		// split; rewriting unsigned integers never makes a line longer.
+		if s.maxLine == 0 || len(lt.Text)+len(footer) <= s.maxLine {
+			if lt.Uints && !s.uint {
+				dst = appendSignedLine(dst, lt)
+			} else {
+				dst = append(dst, lt.Text...)
+			}
+			return append(dst, footer...), nil
+		}
+		m = m.Expanded()
+	}
+	name := trimBackslashes(m.Name())
+	switch {
+	case name == "":
+		return dst, s.fail(ErrEmptyName, m)
+	case name[0] == '#':
+		return dst, s.fail(ErrCommentName, m)
+	}
 
 	start := len(dst)
 	dst, _ = appendKey(dst, name, false)

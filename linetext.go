@@ -1,0 +1,153 @@
+package morse
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// The agent looks into a line metric's text for the two things it needs on the hot path
+// without expanding it: the measurement name, for name filters, and whether a tag key is
+// present, to add the global and input tags that a metric lacks. NewLineMetric's contract
+// makes scanning simple: a backslash always escapes the byte after it.
+
+// lineHeader returns where the measurement ends and where the field set starts (just after
+// the space that ends the tag set).
+func lineHeader(text string) (nameEnd, fieldsStart int) {
+	nameEnd = -1
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\\':
+			i++
+		case ',':
+			if nameEnd < 0 {
+				nameEnd = i
+			}
+		case ' ':
+			if nameEnd < 0 {
+				nameEnd = i
+			}
+			return nameEnd, i + 1
+		}
+	}
+	if nameEnd < 0 {
+		nameEnd = len(text)
+	}
+	return nameEnd, len(text)
+}
+
+// Split returns the text's measurement and tag set, and its field set, without the space
+// between them.
+func (lt LineText) Split() (head, fields string) {
+	_, fieldsStart := lineHeader(lt.Text)
+	return lt.Text[:max(0, fieldsStart-1)], lt.Text[fieldsStart:]
+}
+
+// lineName returns the measurement name of a line metric's text, unescaped.
+func lineName(text string) string {
+	end, _ := lineHeader(text)
+	name := text[:end]
+	if strings.IndexByte(name, '\\') < 0 {
+		return name
+	}
+	return unescapeLine(name)
+}
+
+// unescapeLine drops the backslash of every escape.
+func unescapeLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// lineHasTag reports whether the text's tag set has the key, given as written (escaped).
+func lineHasTag(text, key string) bool {
+	nameEnd, fieldsStart := lineHeader(text)
+	tags := text[nameEnd:max(nameEnd, fieldsStart-1)] // ",k=v,k=v"
+	for i := 0; i < len(tags); {
+		ks := i + 1 // tags[i] is the comma before a key
+		ke := ks
+		for ke < len(tags) && tags[ke] != '=' {
+			if tags[ke] == '\\' {
+				ke++
+			}
+			ke++
+		}
+		if ke <= len(tags) && tags[ks:min(ke, len(tags))] == key {
+			return true
+		}
+		i = ke
+		for i < len(tags) && tags[i] != ',' {
+			if tags[i] == '\\' {
+				i++
+			}
+			i++
+		}
+	}
+	return false
+}
+
+// escapeTagText escapes a tag key or value for line protocol. It reports false for text that
+// the serializer would change on its way out (it would drop an empty value and trailing
+// backslashes, and replace control bytes), so that such a tag is added to an expanded metric
+// instead and written the serializer's way.
+func escapeTagText(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	special := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == 0x7f || c == '\\':
+			return "", false
+		case c >= 0x80 && !utf8.ValidString(s):
+			return "", false
+		case c == ',' || c == '=' || c == ' ':
+			special = true
+		}
+	}
+	if !special {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '=' || c == ' ' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), true
+}
+
+// mergeMissingLineTags is mergeMissingTags for a line metric: it adds to the text the tags of
+// extra whose keys it lacks, right after the measurement (line protocol does not require
+// sorted tags). It reports false when a tag cannot be written as plain text, and the caller
+// then expands the metric.
+func mergeMissingLineTags(m Metric, extra []Tag) (Metric, bool) {
+	var add []string
+	for _, t := range extra {
+		k, ok := escapeTagText(t.Key)
+		if !ok {
+			return m, false
+		}
+		if lineHasTag(m.line, k) {
+			continue
+		}
+		v, ok := escapeTagText(t.Value)
+		if !ok {
+			return m, false
+		}
+		add = append(add, ","+k+"="+v)
+	}
+	if len(add) == 0 {
+		return m, true
+	}
+	nameEnd, _ := lineHeader(m.line)
+	m.line = m.line[:nameEnd] + strings.Join(add, "") + m.line[nameEnd:]
+	return m, true
+}

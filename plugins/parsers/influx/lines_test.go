@@ -1,0 +1,147 @@
+package influx
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	serializer "github.com/morse-agent/morse/plugins/serializers/influx"
+)
+
+// lineParse is what a parse with line metrics produced: the points (line metrics expanded)
+// and how many came as line metrics.
+type lineParse struct {
+	parsed
+	asLines int
+}
+
+func parseLines(t *testing.T, data []byte) lineParse {
+	t.Helper()
+	p := &Parser{Now: func() time.Time { return fuzzNow }, LineMetrics: func() bool { return true }}
+	var out lineParse
+	res := p.Parse(data, func(m morse.Metric) {
+		out.Points = append(out.Points, pointOf(m))
+		if _, ok := m.Line(); !ok {
+			return
+		}
+		out.asLines++
+		// The serializer writes the text so that it reads back as the expanded metric
+		// would have been written, with and without unsigned integers.
+		for _, uints := range []bool{true, false} {
+			s := serializer.New(serializer.Options{UintSupport: uints})
+			text, err := s.AppendMetric(nil, m)
+			require.NoError(t, err)
+			plain, err := s.AppendMetric(nil, m.Expanded())
+			require.NoError(t, err)
+			got, _ := parseWith(text, true)
+			want, _ := parseWith(plain, true)
+			require.Zero(t, got.Errs, "text %q", text)
+			require.Equal(t, want, got, "text %q, uints %v", text, uints)
+		}
+	})
+	out.Lines, out.Metrics, out.Errs = res.Lines, res.Metrics, res.Errors
+	for _, e := range res.Errs {
+		out.Kept = append(out.Kept, fmt.Sprintf("%d: %s", e.Line, e.Error()))
+	}
+	return out
+}
+
+// checkLines holds line metrics to the reference path: the same metrics once expanded, the
+// same errors, and text that the serializer writes as it writes the expanded metric.
+func checkLines(t *testing.T, data []byte) {
+	t.Helper()
+	ref, _ := parseWith(data, true)
+	got := parseLines(t, data)
+	require.Equal(t, ref, got.parsed, "input %q", data)
+}
+
+// TestLineMetricsMatchReference: line metrics expand to what the reference path makes, for
+// entries that qualify and entries that do not, valid or not.
+func TestLineMetricsMatchReference(t *testing.T) {
+	for _, in := range []string{
+		"cpu,host=a,region=eu usage=1.5,n=2i,u=3u,ok=true,s=\"x\" 1700000000000000000\n",
+		"m v=1\nm v=2 \nm v=3 5  \nm  v=4\nm,a=b  v=5\n",
+		"m v=1", "m v=1 ", "m v=1 12", "m v=\"x\"",
+		"app\\ events,path=/a\\ b\\,c\\=d,k\\=ey=v v=1\n",
+		"a\\\\ b v=1\n", "a\\x,t=\\q v=\"\\q\\\\\\\"\\n\\r\\t\" 1\n", "m s=\"a\\\\b\\\"c\" 1\n",
+		"m,t=é v=\"ünï\" 1\n", "m,t=\xff v=1\n", "m v=\"\xc3\" 1\n",
+		"m v=t,w=T,x=true,y=False,z=FALSE,q=tru\n",
+		"m v=-1.5e3,w=.5,x=1.,y=-,z=1e\n", "m v=1e400\n", "m v=01.5,w=0.5,x=-0.25e-3\n",
+		"m v=9223372036854775808i\n", "m v=-9223372036854775808i\n", "m v=007i\n",
+		"m v=-1u\n", "m v=18446744073709551615u\n", "m v=18446744073709551616u\n",
+		"m v=9223372036854775807u,w=9223372036854775808u\n",
+		"m v=1 99999999999999999999\n", "m v=1 12a\n", "m v=1 -\n", "m v=1 1 2\n",
+		"m,b=2,a=1 v=1\n", "m,a=1,a=2 v=1\n", "m,a= v=1\n", "m,=a v=1\n", "m, v=1\n",
+		"m,a=b=c v=1\n", "m v=1,\n", "m v=\n", "m v\n", "m =1\n", "m\n", ",m v=1\n",
+		"m v=1\r\nm v=2\r\n", "m v=1\rx\n", "# comment\n  \n\nm v=1\n#x\n",
+		"m v=\"a\nb\" 1\nm v=2\n", "m\tv=1\n", "m v=1\x00\n", "m v=1i,v=2\n",
+		"m v=\"unterminated\n", "m,a=b\n", "m\\", "m v=1\\\n",
+	} {
+		checkLines(t, []byte(in))
+	}
+}
+
+// TestLineMetricsTakeRealisticLines: nearly every line that senders send qualifies. Only the
+// entries whose text InfluxDB 1.x would read differently (a string with `\n`) are parsed.
+func TestLineMetricsTakeRealisticLines(t *testing.T) {
+	data := realisticLines(400)
+	checkLines(t, data)
+	got := parseLines(t, data)
+	require.Zero(t, got.Errs)
+	require.Equal(t, 400, got.asLines)
+}
+
+// TestLineMetricText: the text is the entry without its timestamp, flagged when it has
+// unsigned integers; the time is the entry's, or the read's.
+func TestLineMetricText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want morse.LineText
+		ts   int64
+	}{
+		{"m,a=b v=1u,w=2i 17\n", morse.LineText{Text: "m,a=b v=1u,w=2i", Uints: true}, 17},
+		{"m,a=b v=1i,w=\"2u\" 17\n", morse.LineText{Text: "m,a=b v=1i,w=\"2u\""}, 17},
+		{"m v=1  \n", morse.LineText{Text: "m v=1"}, fuzzNow.UnixNano()},
+		{"app\\ events,p=a\\,b s=\"q\\\"\" -5", morse.LineText{Text: "app\\ events,p=a\\,b s=\"q\\\"\""}, -5},
+	} {
+		p := &Parser{Now: func() time.Time { return fuzzNow }, LineMetrics: func() bool { return true }}
+		var got []morse.Metric
+		res := p.Parse([]byte(tc.in), func(m morse.Metric) { got = append(got, m) })
+		require.Zero(t, res.Errors)
+		require.Len(t, got, 1)
+		lt, ok := got[0].Line()
+		require.True(t, ok, "%q is a line metric", tc.in)
+		require.Equal(t, tc.want, lt)
+		require.Equal(t, tc.ts, got[0].Time().UnixNano())
+	}
+}
+
+// TestLineMetricsInStreams: ParseReader makes line metrics too, however the stream is cut,
+// and asks for the mode on every read.
+func TestLineMetricsInStreams(t *testing.T) {
+	data := realisticLines(200)
+	ref, _ := parseWith(data, true)
+	for _, chunk := range []int{1, 7, 4096} {
+		reads := 0
+		p := &Parser{Now: func() time.Time { return fuzzNow }, LineMetrics: func() bool { reads++; return true }}
+		var pts []fuzzPoint
+		lines := 0
+		err := p.ParseReader(&chunkReader{r: bytes.NewReader(data), n: chunk}, func(m morse.Metric) {
+			pts = append(pts, pointOf(m))
+			if _, ok := m.Line(); ok {
+				lines++
+			}
+		}, nil)
+		require.NoError(t, err)
+		require.Equal(t, ref.Points, pts, "chunks of %d", chunk)
+		if chunk > 1000 {
+			// Entries cut by the end of a read go the reference way, as with the fast path.
+			require.Greater(t, lines, 150, "chunks of %d", chunk)
+		}
+		require.GreaterOrEqual(t, reads, len(data)/chunk)
+	}
+}
