@@ -37,6 +37,32 @@ func BenchmarkParser(b *testing.B) {
 	b.ReportMetric(float64(testing.AllocsPerRun(5, func() { p.Parse(data, emit) }))/1000, "allocs/line")
 }
 
+// BenchmarkParserLineMetrics parses the same lines as line metrics: checked, not taken
+// apart, as a listener does when its lines go unchanged to line-protocol outputs.
+func BenchmarkParserLineMetrics(b *testing.B) {
+	data := benchInput()
+	p := &influx.Parser{LineMetrics: func() bool { return true }}
+	n, lines := 0, 0
+	emit := func(m morse.Metric) {
+		n++
+		if _, ok := m.Line(); ok {
+			lines++
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if res := p.Parse(data, emit); res.Errors != 0 {
+			b.Fatal(res.Err())
+		}
+	}
+	if lines != n {
+		b.Fatalf("%d of %d lines were line metrics", lines, n)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}
+
 func BenchmarkParseReader(b *testing.B) {
 	data := benchInput()
 	p := &influx.Parser{}
