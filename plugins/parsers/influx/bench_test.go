@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/loadgen"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -42,13 +43,8 @@ func BenchmarkParser(b *testing.B) {
 func BenchmarkParserLineMetrics(b *testing.B) {
 	data := benchInput()
 	p := &influx.Parser{LineMetrics: func() bool { return true }}
-	n, lines := 0, 0
-	emit := func(m morse.Metric) {
-		n++
-		if _, ok := m.Line(); ok {
-			lines++
-		}
-	}
+	var count lineCount
+	emit := count.emit
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -57,10 +53,8 @@ func BenchmarkParserLineMetrics(b *testing.B) {
 			b.Fatal(res.Err())
 		}
 	}
-	if lines != n {
-		b.Fatalf("%d of %d lines were line metrics", lines, n)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+	count.check(b)
+	b.ReportMetric(float64(count.metrics)/b.Elapsed().Seconds(), "lines/s")
 }
 
 func BenchmarkParseReader(b *testing.B) {
@@ -108,4 +102,47 @@ func BenchmarkParseDatagram(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkParseLoadDatagrams parses what morse-load sends over UDP, 8 lines a datagram,
+// as line metrics, as the UDP listener of the end-to-end benchmark does.
+func BenchmarkParseLoadDatagrams(b *testing.B) {
+	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 4096})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dgrams [][]byte
+	for seq := int64(0); seq < int64(pool.Len()); seq += 8 {
+		dgrams = append(dgrams, pool.AppendLines(nil, seq, 8, 1700000000000000000))
+	}
+	p := &influx.Parser{LineMetrics: func() bool { return true }}
+	var count lineCount
+	emit := count.emit
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range dgrams {
+			if res := p.Parse(d, emit); res.Errors != 0 {
+				b.Fatal(res.Err())
+			}
+		}
+	}
+	count.check(b)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(count.metrics), "ns/line")
+}
+
+// lineCount counts the metrics a parse emits, and how many of them are line metrics.
+type lineCount struct{ metrics, lines int }
+
+func (c *lineCount) emit(m morse.Metric) {
+	c.metrics++
+	if _, ok := m.Line(); ok {
+		c.lines++
+	}
+}
+
+// check fails b unless every metric was a line metric.
+func (c *lineCount) check(b *testing.B) {
+	if c.lines != c.metrics {
+		b.Fatalf("%d of %d lines were line metrics", c.lines, c.metrics)
+	}
 }

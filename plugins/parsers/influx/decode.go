@@ -21,13 +21,15 @@ type run struct {
 	sp        splitter
 	sc        scratch
 	emit      func(morse.Metric)
-	onErr     func(LineError)
+	onErr     func(LineError) // nil: refused entries go to res
+	res       Result          // what Parse returns; a callback to fill it would cost allocations
 	lines     int
 	metrics   int
 	fast      int // entries the fast path parsed
 	// asLines makes ordinary entries line metrics where they qualify.
 	asLines bool
-	uints   bool // the line metric being checked has an unsigned integer field
+	uints   bool   // the line metric being checked has an unsigned integer field
+	arena   []byte // holds the text of line metrics; see keepText
 }
 
 func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
@@ -38,9 +40,9 @@ func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
 
 // reset readies r for a new input, keeping its scratch buffers.
 func (r *run) reset(p *Parser, emit func(morse.Metric), onErr func(LineError)) {
-	sc := r.sc
+	sc, arena := r.sc, r.arena
 	*r = run{reference: p.reference, prec: p.precision(), now: p.now(), sp: newSplitter(), emit: emit, onErr: onErr,
-		asLines: p.lines()}
+		asLines: p.lines(), arena: arena}
 	r.sc = scratch{text: sc.text[:0], tags: sc.tags[:0], fields: sc.fields[:0]}
 }
 
@@ -54,7 +56,7 @@ var runPool = sync.Pool{New: func() any { return new(run) }}
 
 // release returns r to the pool, without the callbacks of its last input.
 func (r *run) release() {
-	r.emit, r.onErr = nil, nil
+	r.emit, r.onErr, r.res = nil, nil, Result{}
 	if cap(r.sc.text) > maxPooledScratch {
 		r.sc = scratch{}
 	}
@@ -158,7 +160,12 @@ func (r *run) fail(text []byte, e entry, err error) {
 		at, before := context(text, int(de.Line)-1, de.Column)
 		err = &ParseError{Reason: reason(de.Err.Error(), at, before), Err: &abs}
 	}
-	r.onErr(LineError{Line: e.line, Text: quote(text), Err: err})
+	le := LineError{Line: e.line, Text: quote(text), Err: err}
+	if r.onErr == nil {
+		r.res.add(le)
+		return
+	}
+	r.onErr(le)
 }
 
 // scratch collects the strings of one entry in a single buffer, so that the metric needs one

@@ -246,17 +246,15 @@ func (c *fastCur) fieldSet(lines *run) (textEnd int, ts []byte, st fastStatus) {
 		if c.i == len(c.data) || c.data[c.i] == '\n' {
 			return textEnd, nil, c.lineEnd()
 		}
-		start := c.i
-		for c.i < len(c.data) && (c.data[c.i] >= '0' && c.data[c.i] <= '9' || c.data[c.i] == '-') {
-			c.i++
+		data, start := c.data, c.i
+		i := start
+		for i < len(data) && (data[i]-'0' <= 9 || data[i] == '-') {
+			i++
 		}
-		if c.i == start {
+		if i == start || i < len(data) && data[i] != ' ' && data[i] != '\n' {
 			return 0, nil, fastBail
 		}
-		ts = c.data[start:c.i]
-		if c.i < len(c.data) && c.data[c.i] != ' ' && c.data[c.i] != '\n' {
-			return 0, nil, fastBail
-		}
+		c.i, ts = i, data[start:i]
 		return textEnd, ts, c.lineEnd()
 	}
 }

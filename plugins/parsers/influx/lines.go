@@ -56,9 +56,28 @@ func (r *run) lineEntry(data []byte, pos int, atEOF bool) (morse.Metric, int, fa
 	if err != nil {
 		return morse.Metric{}, 0, fastBail
 	}
-	// The text is copied into a string of its own, so that a metric in an output's buffer
-	// holds on to its own line and not to a whole read buffer.
-	return morse.NewLineMetric(morse.LineText{Text: string(data[pos:textEnd]), Uints: r.uints}, t), c.i, fastOK
+	return morse.NewLineMetric(morse.LineText{Text: r.keepText(data[pos:textEnd]), Uints: r.uints}, t), c.i, fastOK
+}
+
+// lineArenaSize is the size of the blocks that hold the text of line metrics.
+const lineArenaSize = 2 << 10
+
+// keepText copies the text of a line metric out of the read buffer, which the listener
+// reuses. Short texts share blocks of lineArenaSize bytes: one allocation serves a dozen
+// lines, where a string of its own for each line cost a sixth of the check. A block is only
+// ever appended to, so the bytes under a string it returned never change, as Go requires of
+// a string. A metric in an output's buffer pins at most one block, not a whole read buffer:
+// metrics mostly leave a buffer in the order they came, and their blocks with them.
+func (r *run) keepText(text []byte) string {
+	if len(text) > lineArenaSize/4 {
+		return string(text)
+	}
+	if cap(r.arena)-len(r.arena) < len(text) {
+		r.arena = make([]byte, 0, lineArenaSize)
+	}
+	off := len(r.arena)
+	r.arena = append(r.arena, text...)
+	return unsafeString(r.arena[off:])
 }
 
 // skim scans a token of kind k without copying it, and returns where it starts and ends.
@@ -113,9 +132,11 @@ func (c *fastCur) skimKey() (start, end int, st fastStatus) {
 
 // skimTags checks the tag set, if any, and skips the spaces before the field set. With
 // escapes only where they are needed, equal keys have equal text, so the text is compared.
+// Senders mostly sort their tags, as InfluxDB does: a key after a smaller one differs from
+// every key before it, and only a key out of order is compared with all of them.
 func (c *fastCur) skimTags() fastStatus {
 	var keys [maxLineTags]span
-	n := 0
+	n, sorted := 0, true
 	for c.data[c.i] == ',' {
 		c.i++
 		ks, ke, st := c.skimKey()
@@ -130,9 +151,12 @@ func (c *fastCur) skimTags() fastStatus {
 			return fastBail
 		}
 		key := c.data[ks:ke]
-		for _, k := range keys[:n] {
-			if bytes.Equal(c.data[k.off:k.end], key) {
-				return fastBail
+		if n > 0 && (!sorted || bytes.Compare(c.data[keys[n-1].off:keys[n-1].end], key) >= 0) {
+			sorted = false
+			for _, k := range keys[:n] {
+				if bytes.Equal(c.data[k.off:k.end], key) {
+					return fastBail
+				}
 			}
 		}
 		keys[n] = span{ks, ke}
@@ -153,7 +177,8 @@ func (c *fastCur) skimField(r *run) fastStatus {
 	if c.i == len(c.data) {
 		return c.more()
 	}
-	if c.data[c.i] == '"' {
+	switch c.data[c.i] {
+	case '"':
 		c.i++
 		if _, _, st := c.skim(lineStringKind); st != fastOK {
 			return st
@@ -163,67 +188,17 @@ func (c *fastCur) skimField(r *run) fastStatus {
 		}
 		c.i++
 		return fastOK
-	}
-	raw, st := c.value()
-	if st != fastOK {
-		return st
-	}
-	if len(raw) == 0 {
-		return fastBail
-	}
-	switch raw[len(raw)-1] {
-	case 'i':
-		if !plainInt(raw[:len(raw)-1]) {
+	case 't', 'T', 'f', 'F':
+		raw, st := c.value()
+		if st != fastOK {
+			return st
+		}
+		if !plainBool(raw) {
 			return fastBail
 		}
-	case 'u':
-		if !plainUint(raw[:len(raw)-1]) {
-			return fastBail
-		}
-		r.uints = true
-	default:
-		if !plainBool(raw) && !plainFloat(raw) {
-			return fastBail
-		}
+		return fastOK
 	}
-	return fastOK
-}
-
-// digitRun returns how many decimal digits b starts with.
-func digitRun(b []byte) int {
-	n := 0
-	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
-		n++
-	}
-	return n
-}
-
-// plainDigits reports whether b is a run of digits without a leading zero (but "0" itself).
-func plainDigits(b []byte) bool {
-	n := digitRun(b)
-	return n == len(b) && n > 0 && (b[0] != '0' || n == 1)
-}
-
-// plainInt reports whether b is a signed decimal integer in the int64 range.
-func plainInt(b []byte) bool {
-	digits := b
-	if len(b) > 0 && b[0] == '-' {
-		digits = b[1:]
-	}
-	if !plainDigits(digits) {
-		return false
-	}
-	_, err := parseInt(b)
-	return err == nil
-}
-
-// plainUint reports whether b is an unsigned decimal integer in the uint64 range.
-func plainUint(b []byte) bool {
-	if !plainDigits(b) {
-		return false
-	}
-	_, err := parseUint(b)
-	return err == nil
+	return c.skimNumber(r)
 }
 
 // plainBool reports whether b is one of the words both InfluxDB 1.x and the parser take.
@@ -235,43 +210,123 @@ func plainBool(b []byte) bool {
 	return false
 }
 
+// The largest integers, as decimal text. A run of as many digits is in range exactly when
+// it does not sort after its bound, so a bound is checked with one comparison and no
+// conversion.
+const (
+	maxInt64Text  = "9223372036854775807"
+	minInt64Text  = "9223372036854775808" // the digits of math.MinInt64, after its sign
+	maxUint64Text = "18446744073709551615"
+)
+
 // maxPlainIntDigits is how many integral digits a float may have without an exponent and
 // still be finite: the largest float64 is about 1.8e308.
 const maxPlainIntDigits = 308
 
-// plainFloat reports whether b is [-]digits[.digits][e[+-]digits], without leading zeros,
-// and finite.
-func plainFloat(b []byte) bool {
-	i := 0
-	if len(b) > 0 && b[0] == '-' {
-		i = 1
-	}
-	n := digitRun(b[i:])
-	if n == 0 || n > maxPlainIntDigits || (b[i] == '0' && n > 1) {
-		return false
-	}
-	i += n
-	if i < len(b) && b[i] == '.' {
-		n = digitRun(b[i+1:])
-		if n == 0 {
-			return false
-		}
-		i += 1 + n
-	}
-	if i == len(b) {
-		return true
-	}
-	if b[i] != 'e' && b[i] != 'E' {
-		return false
-	}
-	i++
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+// skimNumber checks a number at c.i and moves past it: [-]digits then i; digits then u; or
+// [-]digits[.digits][e[+-]digits] for a float; no leading zeros, in range. It reads each
+// byte once and converts nothing but a float whose exponent might take it out of range.
+func (c *fastCur) skimNumber(r *run) fastStatus {
+	data, i := c.data, c.i
+	start := i
+	neg := i < len(data) && data[i] == '-'
+	if neg {
 		i++
 	}
-	if n = digitRun(b[i:]); n == 0 || i+n != len(b) {
-		return false
+	ds := i
+	i = digitsEnd(data, i)
+	nd := i - ds
+	if nd == 0 && i == len(data) {
+		return c.more()
 	}
-	// An exponent can overflow; strconv, through the parser's own conversion, says.
-	_, err := convertFloat(b)
-	return err == nil
+	if nd == 0 || (nd > 1 && data[ds] == '0') {
+		return fastBail
+	}
+	if i < len(data) {
+		switch data[i] {
+		case 'i':
+			bound := maxInt64Text
+			if neg {
+				bound = minInt64Text
+			}
+			if nd > len(bound) || nd == len(bound) && string(data[ds:i]) > bound {
+				return fastBail
+			}
+			return c.valueEnd(i + 1)
+		case 'u':
+			if neg || nd > len(maxUint64Text) || nd == len(maxUint64Text) && string(data[ds:i]) > maxUint64Text {
+				return fastBail
+			}
+			r.uints = true
+			return c.valueEnd(i + 1)
+		}
+	}
+	if nd > maxPlainIntDigits {
+		return fastBail
+	}
+	if i < len(data) && data[i] == '.' {
+		fs := i + 1
+		if i = digitsEnd(data, fs); i == fs {
+			return c.missingDigit(i)
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		return c.skimExponent(start, i+1, nd)
+	}
+	return c.valueEnd(i)
+}
+
+// skimExponent checks the exponent of a float that starts at data[start] and has nd
+// integral digits, from just after its e. Below 10^300 a float is finite, and so it is with
+// at most 200 integral digits and an exponent of two digits; strconv judges the rest.
+func (c *fastCur) skimExponent(start, i, nd int) fastStatus {
+	data := c.data
+	if i < len(data) && (data[i] == '+' || data[i] == '-') {
+		i++
+	}
+	ds := i
+	if i = digitsEnd(data, i); i == ds {
+		return c.missingDigit(i)
+	}
+	if i-ds > 2 || nd > 200 {
+		if i == len(data) && !c.atEOF {
+			return fastMore
+		}
+		if _, err := convertFloat(data[start:i]); err != nil {
+			return fastBail
+		}
+	}
+	return c.valueEnd(i)
+}
+
+// digitsEnd returns the offset of the first byte of data from i on that is not a decimal
+// digit, or len(data).
+func digitsEnd(data []byte, i int) int {
+	for i < len(data) && data[i]-'0' <= 9 {
+		i++
+	}
+	return i
+}
+
+// missingDigit is the status of a number that lacks a digit at data[i]: it may yet come if
+// the data ends there.
+func (c *fastCur) missingDigit(i int) fastStatus {
+	if i == len(c.data) {
+		return c.more()
+	}
+	return fastBail
+}
+
+// valueEnd moves past a value that ends before data[i], if a comma, a space or a newline
+// follows it, or the stream ends there.
+func (c *fastCur) valueEnd(i int) fastStatus {
+	if i == len(c.data) {
+		if !c.atEOF {
+			return fastMore
+		}
+	} else if b := c.data[i]; b != ',' && b != ' ' && b != '\n' {
+		return fastBail
+	}
+	c.i = i
+	return fastOK
 }

@@ -3,6 +3,7 @@ package influx
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +144,57 @@ func TestLineMetricsInStreams(t *testing.T) {
 			require.Greater(t, lines, 150, "chunks of %d", chunk)
 		}
 		require.GreaterOrEqual(t, reads, len(data)/chunk)
+	}
+}
+
+// TestLineMetricNumbers: a number qualifies exactly when it is plain and in range, at its
+// bounds too, and either way the metrics match the reference path's.
+func TestLineMetricNumbers(t *testing.T) {
+	long := strings.Repeat("9", 200)
+	for _, tc := range []struct {
+		value   string
+		qualify bool
+	}{
+		{"9223372036854775807i", true}, {"9223372036854775808i", false},
+		{"-9223372036854775808i", true}, {"-9223372036854775809i", false},
+		{"999999999999999999i", true}, {"10000000000000000000i", false}, {"0i", true}, {"-0i", true},
+		{"18446744073709551615u", true}, {"18446744073709551616u", false}, {"99999999999999999999u", false},
+		{"1844674407370955161u", true}, {"0u", true}, {"-1u", false}, {"01u", false},
+		{"1.5", true}, {"-0.000001", true}, {"0.5e-07", true}, {"1E99", true}, {"1e+99", true},
+		{"1e308", true}, {"1e309", false}, {"1.7976931348623157e308", true}, {"1e-400", true},
+		{long + ".5", true}, {long + "e99", true}, {long + "e200", false}, {strings.Repeat("9", 308), true},
+		{strings.Repeat("9", 309), false}, {"1.", false}, {".5", false}, {"1e", false}, {"1e+", false},
+		{"1.5.5", false}, {"1i5", false}, {"1ii", false}, {"+1", false}, {"-", false}, {"00.5", false},
+	} {
+		in := []byte("m,a=b v=" + tc.value + ",w=1i 17\n")
+		checkLines(t, in)
+		got := parseLines(t, in)
+		require.Equal(t, tc.qualify, got.asLines == 1, "%s", tc.value)
+	}
+}
+
+// TestLineMetricTextOutlivesItsRead: the text of a line metric is its own, and stays so
+// while later reads are parsed into the same buffers, short lines and long ones alike.
+func TestLineMetricTextOutlivesItsRead(t *testing.T) {
+	p := &Parser{LineMetrics: func() bool { return true }}
+	long := "m,a=b s=\"" + strings.Repeat("x", lineArenaSize) + "\" 1\n"
+	var kept []morse.Metric
+	var want []string
+	buf := make([]byte, 0, 1<<12)
+	for i := range 500 {
+		buf = fmt.Appendf(buf[:0], "m,a=%d v=%di %d\n", i, i, i)
+		if i%50 == 0 {
+			buf = append(buf, long...)
+		}
+		p.Parse(buf, func(m morse.Metric) {
+			lt, ok := m.Line()
+			require.True(t, ok)
+			kept, want = append(kept, m), append(want, strings.Clone(lt.Text))
+		})
+		clear(buf) // as a listener reuses its read buffer
+	}
+	for i, m := range kept {
+		lt, _ := m.Line()
+		require.Equal(t, want[i], lt.Text)
 	}
 }

@@ -151,10 +151,10 @@ func ParsePrecision(s string) (time.Duration, error) {
 // the first refused entries. A refused entry never stops the parse: the valid entries
 // around it are emitted.
 func (p *Parser) Parse(data []byte, emit func(morse.Metric)) Result {
-	var res Result
 	r := runPool.Get().(*run)
-	r.reset(p, emit, res.add)
+	r.reset(p, emit, nil)
 	r.parseAvailable(data, true)
+	res := r.res
 	res.Lines, res.Metrics, res.fast = r.lines, r.metrics, r.fast
 	r.release()
 	return res
