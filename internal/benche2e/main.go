@@ -96,6 +96,9 @@ func (o *options) scenarios() []scenario {
 		// moment's stall: the scenario raises it to 4 MiB, as operators of UDP floods do
 		// (the kernel caps it at net.core.rmem_max).
 		{Name: "udp", Transport: "udp", Input: "socket_listener", Connections: 1, LinesPerRequest: 8, ReadBufferSize: "4MiB"},
+		// One line per datagram, as most client libraries send to a UDP listener: the
+		// sender pays a system call per line, the agent a receive per line.
+		{Name: "udp-1", Transport: "udp", Input: "socket_listener", Connections: 1, LinesPerRequest: 1, ReadBufferSize: "4MiB"},
 	}
 }
 
