@@ -215,3 +215,36 @@ func TestStopWaitsForTheServer(t *testing.T) {
 	_, err = c.do("GET", "/ping", nil)
 	require.Error(t, err, "nothing listens any more")
 }
+
+// TestAnswerPastWriteTimeoutIsNotSent: write_timeout runs from the end of the headers, so
+// a request whose body comes in later than that is still read and its lines kept, but its
+// answer is not written: the connection closes without one. The listener serves as before.
+func TestAnswerPastWriteTimeoutIsNotSent(t *testing.T) {
+	const writeTimeout = 100 * time.Millisecond
+	l := newListener(t, func(l *InfluxDBListener) { l.WriteTimeout = morse.Duration(writeTimeout) })
+	acc, _ := start(t, l)
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	body := "late v=1\n"
+	_, err = conn.Write([]byte("POST /write?db=x HTTP/1.1\r\nHost: morse\r\nContent-Length: 9\r\n\r\n"))
+	require.NoError(t, err)
+
+	// Wait past the write deadline on the client's own read deadline, which also shows that
+	// nothing is answered before the body is complete.
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(3*writeTimeout)))
+	n, err := conn.Read(make([]byte, 1))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	require.True(t, ne.Timeout(), "no answer before the body: %v", err)
+	require.Zero(t, n)
+
+	_, err = conn.Write([]byte(body))
+	require.NoError(t, err)
+	require.Empty(t, readUntilClosed(t, conn), "the answer came after write_timeout")
+	// The lines were kept before the answer was tried, so they are in by the time it fails.
+	got := acc.Metrics()
+	require.Len(t, got, 1)
+	require.Equal(t, "late", got[0].Name())
+	newClient(t, l.Addr(), nil).healthy()
+}
