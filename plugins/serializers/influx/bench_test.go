@@ -1,10 +1,13 @@
 package influx_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/loadgen"
+	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -52,4 +55,30 @@ func BenchmarkSerializerBatch(b *testing.B) {
 		buf, _ = s.AppendBatch(buf[:0], batch)
 	}
 	b.ReportMetric(float64(b.N)*float64(len(batch))/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkSerializerLineMetrics writes what morse-load sends, received as line metrics, as
+// an InfluxDB output does: as they are, or with unsigned integers rewritten as signed ones.
+func BenchmarkSerializerLineMetrics(b *testing.B) {
+	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 1000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batch []morse.Metric
+	p := &parser.Parser{LineMetrics: func() bool { return true }}
+	res := p.Parse(pool.AppendLines(nil, 0, pool.Len(), 1700000000000000000), func(m morse.Metric) { batch = append(batch, m) })
+	if res.Errors != 0 || len(batch) != pool.Len() {
+		b.Fatalf("%d lines parsed: %v", len(batch), res.Err())
+	}
+	for _, uints := range []bool{true, false} {
+		b.Run(fmt.Sprintf("uint_support=%v", uints), func(b *testing.B) {
+			s := influx.New(influx.Options{UintSupport: uints})
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				buf, _ = s.AppendBatch(buf[:0], batch)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/line")
+		})
+	}
 }
