@@ -91,8 +91,8 @@ const maxInt64Digits = "9223372036854775807"
 
 // signedDigits reads a field value written as an unsigned integer, `123u`, and returns the
 // digits of the signed integer that stands for it: its own, or math.MaxInt64's for a value
-// beyond. A line metric's integers have no leading zeros, so the longer run of digits is the
-// larger number, and runs of equal length compare as text: nothing is converted.
+// beyond. Without leading zeros the longer run of digits is the larger number, and runs of
+// equal length compare as text, so nothing is converted.
 func signedDigits(v string) (string, bool) {
 	if len(v) < 2 || v[len(v)-1] != 'u' {
 		return "", false
@@ -103,8 +103,10 @@ func signedDigits(v string) (string, bool) {
 			return "", false
 		}
 	}
-	if len(digits) > 1 && digits[0] == '0' {
-		return "", false
+	// The parser makes line metrics of plain numbers only, but NewLineMetric takes any text
+	// that InfluxDB reads as the parser does, and InfluxDB reads 007u as 7.
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
 	}
 	if len(digits) > len(maxInt64Digits) || len(digits) == len(maxInt64Digits) && digits > maxInt64Digits {
 		return maxInt64Digits, true
