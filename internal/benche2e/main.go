@@ -99,6 +99,10 @@ func (o *options) scenarios() []scenario {
 		// One line per datagram, as most client libraries send to a UDP listener: the
 		// sender pays a system call per line, the agent a receive per line.
 		{Name: "udp-1", Transport: "udp", Input: "socket_listener", Connections: 1, LinesPerRequest: 1, ReadBufferSize: "4MiB"},
+		// Datagrams of at most 512 bytes, as Telegraf's InfluxDB output sends over UDP by
+		// default (udp_payload): three lines each, on average.
+		{Name: "udp-512", Transport: "udp", Input: "socket_listener", Connections: 1, LinesPerRequest: 1000,
+			UDPPayload: 512, ReadBufferSize: "4MiB"},
 	}
 }
 

@@ -28,6 +28,8 @@ type scenario struct {
 	Connections     int     `json:"connections"`
 	LinesPerRequest int     `json:"lines_per_request"`
 	Rate            float64 `json:"rate"` // 0 is flat out
+	// UDPPayload caps the load tool's datagrams, in bytes; 0 keeps its default, 64000.
+	UDPPayload int `json:"udp_payload,omitempty"`
 	// ReadBufferSize is the listener's read_buffer_size; empty keeps the OS default.
 	ReadBufferSize string `json:"read_buffer_size,omitempty"`
 }
@@ -230,6 +232,9 @@ func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadge
 		"--rate", strconv.FormatFloat(sc.Rate, 'f', -1, 64), "--duration", e.duration.String()}
 	if e.lines > 0 {
 		args = append(args, "--lines", strconv.FormatInt(e.lines, 10))
+	}
+	if sc.UDPPayload > 0 {
+		args = append(args, "--udp-payload", strconv.Itoa(sc.UDPPayload))
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.duration+time.Minute)
 	defer cancel()

@@ -27,7 +27,7 @@ type Config struct {
 	Gzip            bool          // compress HTTP bodies
 	Rate            float64       // lines per second over all connections; 0 is flat out
 	Connections     int           // concurrent connections, each with its own goroutine
-	LinesPerRequest int           // lines per HTTP body, TCP write or (at most) UDP datagram
+	LinesPerRequest int           // lines per HTTP body or TCP write, or per batch of UDP datagrams
 	Duration        time.Duration // stop after this long; 0 means MaxDuration
 	Lines           int64         // stop after this many lines; 0 means no count limit
 	Timeout         time.Duration // one request, dial or write; 0 means 10s
@@ -36,6 +36,9 @@ type Config struct {
 	BaseTime time.Time
 	// Clock paces the run; nil means the wall clock.
 	Clock Clock
+	// UDPPayload caps a UDP datagram's size in bytes; a datagram carries whole lines, and a
+	// longer line goes alone. 0 means MaxDatagram. Telegraf's InfluxDB output sends 512.
+	UDPPayload int
 }
 
 // Validate checks the config and fills in defaults. It refuses any address that is not on
@@ -72,6 +75,12 @@ func (c *Config) Validate() error {
 	}
 	if c.LinesPerRequest <= 0 || c.LinesPerRequest > 1_000_000 {
 		errs = append(errs, fmt.Errorf("lines per request %d: must be between 1 and 1000000", c.LinesPerRequest))
+	}
+	if c.UDPPayload < 0 || c.UDPPayload > MaxDatagram {
+		errs = append(errs, fmt.Errorf("udp payload %d: must be between 1 and %d bytes", c.UDPPayload, MaxDatagram))
+	}
+	if c.UDPPayload == 0 {
+		c.UDPPayload = MaxDatagram
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -151,7 +160,7 @@ func dialAll(cfg Config) ([]conn, error) {
 		case TransportTCP:
 			conns[i] = &streamConn{addr: cfg.Addr, timeout: cfg.Timeout}
 		case TransportUDP:
-			c, err := newDatagramConn(cfg.Addr)
+			c, err := newDatagramConn(cfg.Addr, cfg.UDPPayload)
 			if err != nil {
 				for _, d := range conns[:i] {
 					d.close()

@@ -69,12 +69,31 @@ func TestSendUDPDeliversExactlyTheLineCount(t *testing.T) {
 	require.Greater(t, srv.datagram.Load(), int64(3), "1000-line batches are split into datagrams")
 }
 
+// TestSendUDPPayloadCapsDatagrams sends as Telegraf's InfluxDB output does, in datagrams of
+// at most 512 bytes: every datagram fits, and most carry several lines.
+func TestSendUDPPayloadCapsDatagrams(t *testing.T) {
+	srv := startUDPCounter(t)
+	rep := run(t, Config{Transport: "udp", Addr: srv.pc.LocalAddr().String(), UDPPayload: 512,
+		Connections: 1, LinesPerRequest: 1000, Lines: 3000, Rate: 30000})
+	require.Equal(t, int64(3000), rep.Lines)
+	srv.waitFor(t, 3000)
+	require.LessOrEqual(t, srv.maxSize.Load(), int64(512))
+	dgrams := srv.datagram.Load()
+	require.Equal(t, rep.Requests, dgrams)
+	require.Less(t, dgrams, int64(3000/2), "a 512-byte datagram holds two or more generated lines")
+	require.Greater(t, dgrams, int64(3000*150/512), "no datagram exceeds 512 bytes")
+}
+
+func TestConfigRefusesAnOversizedUDPPayload(t *testing.T) {
+	c := Config{Transport: "udp", Addr: "127.0.0.1:9", Lines: 1, Connections: 1, LinesPerRequest: 1, UDPPayload: MaxDatagram + 1}
+	require.ErrorContains(t, c.Validate(), "udp payload 64001")
+}
+
 func TestDatagramsSplitOnLineBoundaries(t *testing.T) {
 	srv := startUDPCounter(t)
-	c, err := newDatagramConn(srv.pc.LocalAddr().String())
+	c, err := newDatagramConn(srv.pc.LocalAddr().String(), 10)
 	require.NoError(t, err)
 	defer c.close()
-	c.max = 10
 	var st Stats
 	c.send(context.Background(), []byte("a 1\nbb 2\nccccccccccc 3\nd 4\n"), 4, &st)
 	require.Equal(t, int64(4), st.Lines)

@@ -148,12 +148,12 @@ type datagramConn struct {
 	max int
 }
 
-func newDatagramConn(addr string) (*datagramConn, error) {
+func newDatagramConn(addr string, max int) (*datagramConn, error) {
 	c, err := net.Dial("udp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &datagramConn{c: c, max: MaxDatagram}, nil
+	return &datagramConn{c: c, max: max}, nil
 }
 
 func (c *datagramConn) send(_ context.Context, body []byte, _ int, st *Stats) {
