@@ -248,12 +248,21 @@ func TestPrecision(t *testing.T) {
 	require.Equal(t, "time outside range -9223372036854775806 - 9223372036854775806", res.First.Err.Error())
 }
 
-func TestNowIsCalledOncePerParse(t *testing.T) {
+// TestNowIsReadOncePerParseAndOnlyWhenNeeded: the entries of one input share one time, and
+// an input whose entries all carry a timestamp never reads the clock.
+func TestNowIsReadOncePerParseAndOnlyWhenNeeded(t *testing.T) {
 	calls := 0
 	p := &influx.Parser{Now: func() time.Time { calls++; return now.Add(time.Duration(calls)) }}
-	got, _ := parseString(t, p, "a v=1\nb v=2\nc v=3")
+	got, _ := parseString(t, p, "a v=1\nb v=2 5\nc v=3")
 	require.Equal(t, 1, calls)
 	require.Equal(t, got[0].Time, got[2].Time)
+	require.Equal(t, int64(5), got[1].Time)
+
+	_, _ = parseString(t, p, "a v=1 1\nb v=2 2\n")
+	require.Equal(t, 1, calls, "every entry is stamped")
+	got, _ = parseString(t, p, "a v=1 1\nb v=2\n")
+	require.Equal(t, 2, calls)
+	require.Equal(t, now.Add(2).UnixNano(), got[1].Time)
 }
 
 func TestErrorsAreCountedButFewAreKept(t *testing.T) {

@@ -35,7 +35,7 @@ func (p *Parser) ParseReader(r io.Reader, emit func(morse.Metric), onErr func(Li
 		n, err := r.Read(st.buf[len(st.buf):cap(st.buf)])
 		st.buf = st.buf[:len(st.buf)+n]
 		if n > 0 {
-			st.run.now = p.now()
+			st.run.nowSet = false // the next entry without a timestamp reads the clock afresh
 			st.run.asLines = p.lines()
 		}
 		// Only a clean end of stream ends the last entry. After another error the stream was
