@@ -143,25 +143,32 @@ func TestPrefersLinesFollowsTheConfig(t *testing.T) {
 	}
 }
 
+// gatherIntoTwoOutputs runs one gather of in, with edit applied to the config, into two
+// outputs: one that writes lines and one that does not. It returns what each got.
+func gatherIntoTwoOutputs(t *testing.T, in Input, edit func(cfg *Config)) (lines, plain []Metric, a *Agent) {
+	cfg := DefaultConfig()
+	cfg.Agent.OmitHostname = true
+	cfg.AddInput("lines", in)
+	ls, so := &lineSink{}, &scriptOutput{}
+	cfg.AddOutput("lines", ls)
+	cfg.AddOutput("plain", so)
+	if edit != nil {
+		edit(cfg)
+	}
+	a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
+	require.NoError(t, err)
+	require.NoError(t, a.Once(context.Background()))
+	_, lines = ls.snapshot()
+	_, plain = so.snapshot()
+	return lines, plain, a
+}
+
 // TestLineMetricsReachOutputs: a line metric stays text on its way to an output that writes
 // lines, with the tags the agent adds written into it; it is expanded for an output that
 // does not write lines, and one that a name filter rejects is never expanded.
 func TestLineMetricsReachOutputs(t *testing.T) {
 	run := func(t *testing.T, text string, edit func(cfg *Config)) (lines, plain []Metric, filtered int64) {
-		cfg := DefaultConfig()
-		cfg.Agent.OmitHostname = true
-		cfg.AddInput("lines", &lineInput{text: text})
-		ls, so := &lineSink{}, &scriptOutput{}
-		cfg.AddOutput("lines", ls)
-		cfg.AddOutput("plain", so)
-		if edit != nil {
-			edit(cfg)
-		}
-		a, err := NewAgent(cfg, AgentOptions{Logger: quietLogger()})
-		require.NoError(t, err)
-		require.NoError(t, a.Once(context.Background()))
-		_, lines = ls.snapshot()
-		_, plain = so.snapshot()
+		lines, plain, a := gatherIntoTwoOutputs(t, &lineInput{text: text}, edit)
 		return lines, plain, a.Outputs()[1].Stats.Filtered
 	}
 	line := func(text string) Metric { return NewLineMetric(LineText{Text: text, Uints: true}, lineTime) }
