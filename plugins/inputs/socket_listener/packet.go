@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
 	"github.com/morse-agent/morse"
 )
 
@@ -54,10 +52,47 @@ type packetServer struct {
 	workers sync.WaitGroup
 }
 
-// batch is a set of datagram buffers and how many of them the last read filled.
+// batch is a set of datagram buffers, how many of them the last read filled, and what the
+// platform needs to read them and to name their senders.
 type batch struct {
-	msgs []ipv4.Message
-	n    int
+	bufs  [][]byte   // maxDatagram bytes each
+	sizes []int      // the bytes read into each, or truncated
+	from  []net.Addr // the senders, for a reader that names them as it reads
+	n     int
+	sys   batchSys
+}
+
+// truncated is the size of a datagram that did not fit its buffer. Only a unix datagram
+// can be larger than a UDP payload's 64 KiB.
+const truncated = -1
+
+func newBatch() *batch {
+	b := &batch{bufs: make([][]byte, batchSize), sizes: make([]int, batchSize), from: make([]net.Addr, batchSize)}
+	for i := range b.bufs {
+		b.bufs[i] = make([]byte, maxDatagram)
+	}
+	b.sys.init(b)
+	return b
+}
+
+// sender names who sent datagram i of a batch in a log line. Working out an address costs
+// allocations, so it is done only for a line that is written, which happens while the
+// batch still holds the datagram.
+type sender struct {
+	b *batch
+	i int
+}
+
+// LogValue implements slog.LogValuer.
+func (s sender) LogValue() slog.Value {
+	a := s.b.from[s.i]
+	if a == nil {
+		a = s.b.sys.addr(s.i)
+	}
+	if a == nil {
+		return slog.StringValue("unnamed socket")
+	}
+	return slog.StringValue(a.String())
 }
 
 // listenPacket binds the datagram sockets and starts the readers and the workers.
@@ -81,11 +116,7 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 	srv.free = make(chan *batch, batches)
 	srv.work = make(chan *batch, batches)
 	for range batches {
-		b := &batch{msgs: make([]ipv4.Message, batchSize)}
-		for i := range b.msgs {
-			b.msgs[i].Buffers = [][]byte{make([]byte, maxDatagram)}
-		}
-		srv.free <- b
+		srv.free <- newBatch()
 	}
 	for _, c := range srv.conns {
 		s.setReadBuffer(c)
@@ -163,18 +194,11 @@ func (srv *packetServer) removeSocket() {
 // process's CPU affinity); tests replace it.
 var singleCPU = func() bool { return runtime.NumCPU() == 1 }
 
-// batchReader returns how c reads a batch: UDP sockets read a batch per call, which is one
-// recvmmsg call on Linux and one datagram elsewhere; unix datagram sockets read one datagram
-// per call.
-func batchReader(c net.PacketConn) func(b *batch) (int, error) {
-	if _, ok := c.(*net.UDPConn); ok {
-		pc := ipv4.NewPacketConn(c)
-		return func(b *batch) (int, error) { return pc.ReadBatch(b.msgs, 0) }
-	}
+// readOne reads one datagram a call, and names its sender.
+func readOne(c net.PacketConn) func(b *batch) (int, error) {
 	return func(b *batch) (int, error) {
-		m := &b.msgs[0]
-		n, from, err := c.ReadFrom(m.Buffers[0])
-		m.N, m.Addr = n, from
+		n, from, err := c.ReadFrom(b.bufs[0])
+		b.sizes[0], b.from[0] = n, from
 		return 1, err
 	}
 }
@@ -238,10 +262,18 @@ func (srv *packetServer) newDatagramParser() *datagramParser {
 // metricBatchSize is how many metrics a datagram parser hands to the accumulator at once.
 const metricBatchSize = 256
 
-// parseBatch parses every datagram of a filled batch, and hands their metrics over.
+// parseBatch parses every datagram of a filled batch, and hands their metrics over. A
+// datagram cut short is dropped whole and counted as a read error: its last line could
+// be cut to a different value ("v=1234" to "v=12") rather than to an error.
 func (d *datagramParser) parseBatch(b *batch) {
-	for _, m := range b.msgs[:b.n] {
-		d.handle(m.Buffers[0][:m.N], m.Addr)
+	for i, size := range b.sizes[:b.n] {
+		if size == truncated {
+			d.sl.c.readErr.Incr()
+			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "dropped a datagram larger than the read buffer",
+				"from", sender{b, i}, "limit_bytes", len(b.bufs[i]))
+			continue
+		}
+		d.handle(b.bufs[i][:size], sender{b, i})
 	}
 	d.out.Flush()
 }
@@ -278,7 +310,7 @@ type datagramParser struct {
 }
 
 // handle parses one datagram on its own: a line never continues in the next datagram.
-func (d *datagramParser) handle(b []byte, from net.Addr) {
+func (d *datagramParser) handle(b []byte, from sender) {
 	c := &d.sl.c
 	c.packets.Incr()
 	c.bytes.Add(int64(len(b)))

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package socketlistener
+
+import "net"
+
+// batchSys is empty where there is no recvmmsg: a read fills one datagram, and names its
+// sender as it reads.
+type batchSys struct{}
+
+func (*batchSys) init(*batch) {}
+
+func (*batchSys) addr(int) net.Addr { return nil }
+
+// batchReader returns how c reads a batch: one datagram per call.
+func batchReader(c net.PacketConn) func(b *batch) (int, error) { return readOne(c) }
