@@ -171,13 +171,13 @@ func (p *Parser) lines() bool {
 	return p.LineMetrics != nil && !p.reference && p.LineMetrics()
 }
 
-func (p *Parser) now() time.Time {
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
+// readClock reads clock, or the wall clock when it is nil, truncated to prec nanoseconds.
+func readClock(clock func() time.Time, prec int64) time.Time {
+	if clock == nil {
+		clock = time.Now
 	}
 	// Truncate also strips the monotonic clock reading, which has no place in a metric.
-	return now().Truncate(time.Duration(p.precision()))
+	return clock().Truncate(time.Duration(prec))
 }
 
 // quote returns the text of a refused entry for its LineError: without its line ending, cut
