@@ -81,7 +81,9 @@ func (r *run) keepText(text []byte) string {
 }
 
 // skim scans a token of kind k without copying it, and returns where it starts and ends.
-// Unlike token it refuses a backslash that escapes nothing.
+// Unlike token it refuses a backslash that escapes nothing. Its loop repeats token's on
+// purpose: one shared loop behind a call, which the compiler did not inline, made the line
+// check 13% slower (BenchmarkParseLoadDatagrams, 516-522 against 454-462 ns/line).
 func (c *fastCur) skim(k *tokenKind) (start, end int, st fastStatus) {
 	data := c.data
 	start, high := c.i, false
