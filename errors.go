@@ -72,11 +72,16 @@ func (e *RetryableError) Unwrap() error { return e.Err }
 // counts as written. When a sink does report Written, metrics that it neither stored nor
 // reported as dropped are counted as dropped too, so that written plus dropped always equals
 // the batch.
+//
+// A sink that knows which metrics it dropped, such as a routed write whose one sub-request
+// failed, lists their positions in the batch in Indices; then Dropped is len(Indices), and
+// the drop report carries exactly those metrics.
 type PartialWriteError struct {
 	Written int
 	Dropped int
 	Reason  string
 	Err     error
+	Indices []int
 }
 
 func (e *PartialWriteError) Error() string {
@@ -86,11 +91,20 @@ func (e *PartialWriteError) Error() string {
 	return fmt.Sprintf("partial write: %d dropped (%s): %v", e.Dropped, e.Reason, e.Err)
 }
 
-// Unwrap returns the underlying error.
-func (e *PartialWriteError) Unwrap() error { return e.Err }
+// Unwrap returns a *PermanentError with the same reason around the underlying error, so
+// that errors.As finds a partial write as permanent too: the dropped metrics can never be
+// written. Classify tells the two apart.
+func (e *PartialWriteError) Unwrap() error {
+	return &PermanentError{Reason: e.Reason, Err: e.Err}
+}
 
-// split returns how many of a batch of n were written and how many dropped.
-func (e *PartialWriteError) split(n int) (written, dropped int) {
+// Split returns how many of a batch of n were written and how many dropped, by the rules
+// above: written plus dropped is always n.
+func (e *PartialWriteError) Split(n int) (written, dropped int) {
+	if len(e.Indices) > 0 {
+		dropped = min(len(e.Indices), n)
+		return n - dropped, dropped
+	}
 	dropped = min(max(e.Dropped, 0), n)
 	written = n - dropped
 	if e.Written > 0 {

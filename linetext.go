@@ -50,10 +50,10 @@ func (lt LineText) Split() (head, fields string) {
 	return lt.Text[:max(0, fieldsStart-1)], lt.Text[fieldsStart:]
 }
 
-// lineName returns the measurement name of a line metric's text, unescaped.
-func lineName(text string) string {
-	end, _ := lineHeader(text)
-	name := text[:end]
+// Name returns the measurement name of the text, unescaped, without expanding the rest.
+func (lt LineText) Name() string {
+	end, _ := lineHeader(lt.Text)
+	name := lt.Text[:end]
 	if strings.IndexByte(name, '\\') < 0 {
 		return name
 	}
@@ -130,6 +130,25 @@ func escapeTagText(s string) (string, bool) {
 		b.WriteByte(s[i])
 	}
 	return b.String(), true
+}
+
+// WithMissingTags returns m with the tags of extra, sorted by key, whose keys m lacks. A tag
+// that m has already is never replaced, which is how Telegraf adds an input's tags and the
+// global tags. A line metric gets them in its text where they can be written as they are,
+// and is expanded otherwise; a metric that lacks nothing comes back as it was, without
+// allocating.
+func (m Metric) WithMissingTags(extra []Tag) Metric {
+	if len(extra) == 0 {
+		return m
+	}
+	if m.line != "" {
+		if lm, ok := mergeMissingLineTags(m, extra); ok {
+			return lm
+		}
+		m = m.expand()
+	}
+	m.tags = mergeMissingTags(m.tags, extra)
+	return m
 }
 
 // mergeMissingLineTags is mergeMissingTags for a line metric: it adds to the text the tags of

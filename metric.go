@@ -205,6 +205,15 @@ func (m Metric) WithTags(tags []Tag) Metric {
 	return NewMetric(m.name, tags, m.fields, m.tm)
 }
 
+// WithSortedTags returns a copy of m whose tags are replaced by tags, which the caller
+// vouches are sorted by key without duplicates, such as a subset of m's own tags. It spares
+// WithTags its checks.
+func (m Metric) WithSortedTags(tags []Tag) Metric {
+	m = m.expand()
+	m.tags = tags
+	return m
+}
+
 // WithFields returns a copy of m whose fields are replaced by fields.
 func (m Metric) WithFields(fields []Field) Metric {
 	m = m.expand()
@@ -251,4 +260,40 @@ func (m Metric) HashID() uint64 {
 		mix(t.Value)
 	}
 	return h
+}
+
+// mergeMissingTags adds the tags of extra (sorted) that have sorted keys not in have. It
+// builds a new slice only when something is missing, so metrics that already carry every
+// tag cost nothing, and it never writes to have, which other copies may share.
+func mergeMissingTags(have, extra []Tag) []Tag {
+	if len(extra) == 0 {
+		return have
+	}
+	missing := 0
+	for i, j := 0, 0; j < len(extra); {
+		switch {
+		case i < len(have) && have[i].Key < extra[j].Key:
+			i++
+		case i < len(have) && have[i].Key == extra[j].Key:
+			i, j = i+1, j+1
+		default:
+			missing, j = missing+1, j+1
+		}
+	}
+	if missing == 0 {
+		return have
+	}
+	out := make([]Tag, 0, len(have)+missing)
+	i, j := 0, 0
+	for i < len(have) || j < len(extra) {
+		switch {
+		case j == len(extra) || (i < len(have) && have[i].Key < extra[j].Key):
+			out, i = append(out, have[i]), i+1
+		case i < len(have) && have[i].Key == extra[j].Key:
+			out, i, j = append(out, have[i]), i+1, j+1
+		default:
+			out, j = append(out, extra[j]), j+1
+		}
+	}
+	return out
 }

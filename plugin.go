@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // Accumulator receives the metrics that an input produces. It is safe for concurrent use and
@@ -75,5 +77,24 @@ type LoggerSetter interface {
 // StatsSetter is implemented by plugins that report self-metrics beyond the standard ones,
 // such as a listener's parse errors.
 type StatsSetter interface {
-	SetStats(s *PluginStats)
+	SetStats(s *selfstat.PluginStats)
+}
+
+// SelfStatsSetter is implemented by plugins that report the agent's own counters, as
+// inputs.internal does. The engine hands them the registry that holds every counter.
+type SelfStatsSetter interface {
+	SetSelfStats(r *selfstat.Registry)
+}
+
+// PrecisionSetter is implemented by outputs that round timestamps to the agent's precision
+// ([agent] precision), such as InfluxDB's, which then ask the server for that precision.
+type PrecisionSetter interface {
+	SetPrecision(d time.Duration)
+}
+
+// WriteTimeouter is implemented by outputs that bound each write by an option of their own,
+// such as InfluxDB's timeout. The engine cancels a write attempt that runs past it and
+// retries the batch, so that a hung sink never stalls the output longer than that.
+type WriteTimeouter interface {
+	WriteTimeout() time.Duration
 }

@@ -13,7 +13,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 	_ "github.com/morse-agent/morse/plugins/all" // every plugin morse ships
 )
 
@@ -96,7 +96,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "morse %s\n", version)
 		return exitOK
 	case "config":
-		fmt.Fprint(stdout, morse.SampleConfig(nil, opts.inputFilter, opts.outputFilter))
+		fmt.Fprint(stdout, config.SampleConfig(nil, opts.inputFilter, opts.outputFilter))
 		return exitOK
 	}
 	return run(opts, stdout, stderr)
@@ -133,13 +133,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 
 // loadOptions says where the config comes from: the files and directories given, or the
 // built-in default when none are.
-func (o *options) loadOptions() morse.LoadOptions {
-	lo := morse.LoadOptions{
+func (o *options) loadOptions() config.Options {
+	lo := config.Options{
 		Files: o.configs, Dirs: o.configDirs,
 		InputFilter: o.inputFilter, OutputFilter: o.outputFilter,
 	}
 	if len(o.configs) == 0 && len(o.configDirs) == 0 {
-		lo.Sources = []morse.ConfigSource{{Name: "built-in default config", Data: defaultConfig}}
+		lo.Sources = []config.Source{{Name: "built-in default config", Data: defaultConfig}}
 	}
 	return lo
 }

@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/agent"
+	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/gcpace"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
 // run loads the config and runs the agent in the mode the flags ask for.
 func run(opts *options, stdout, stderr io.Writer) int {
-	cfg, err := morse.LoadConfig(opts.loadOptions())
+	cfg, err := config.Load(opts.loadOptions())
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: the config has problems:\n%v\n", err)
 		return exitBadArgs
@@ -38,7 +40,7 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		}
 		defer stopProfiler()
 	}
-	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: logger})
+	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitBadArgs
@@ -78,7 +80,7 @@ func paceGC() (stop func()) {
 }
 
 // runTest prints one gather of every input as line protocol.
-func runTest(agent *morse.Agent, stdout, stderr io.Writer) int {
+func runTest(agent *agent.Agent, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	ser := influx.New(influx.Options{})
 	var buf []byte
@@ -99,7 +101,7 @@ func runTest(agent *morse.Agent, stdout, stderr io.Writer) int {
 }
 
 // runService runs until SIGINT or SIGTERM, reloading on SIGHUP.
-func runService(agent *morse.Agent, opts *options, logger *slog.Logger, stderr io.Writer) int {
+func runService(agent *agent.Agent, opts *options, logger *slog.Logger, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
@@ -125,10 +127,10 @@ func runService(agent *morse.Agent, opts *options, logger *slog.Logger, stderr i
 
 // reload applies a changed config. A config with problems is refused as a whole and the
 // running agent carries on unchanged.
-func reload(agent *morse.Agent, opts *options, logger *slog.Logger) {
+func reload(agent *agent.Agent, opts *options, logger *slog.Logger) {
 	notifySystemd("RELOADING=1")
 	defer notifySystemd("READY=1")
-	cfg, err := morse.LoadConfig(opts.loadOptions())
+	cfg, err := config.Load(opts.loadOptions())
 	if err != nil {
 		logger.Error("reload refused: the new config has problems; still running the old one", "problems", err.Error())
 		return
@@ -140,21 +142,22 @@ func reload(agent *morse.Agent, opts *options, logger *slog.Logger) {
 	}
 }
 
-// reportUnsent prints, per output, what the final flush could not send.
-func reportUnsent(agent *morse.Agent, stderr io.Writer) {
+// reportUnsent prints, per output, what the final flush could not send: what the writer
+// dropped under the shutdown reason, which the drop count includes.
+func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 	for _, o := range agent.Outputs() {
 		name := "outputs." + o.Name
 		if o.Alias != "" {
 			name += " (" + o.Alias + ")"
 		}
 		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d)\n",
-			name, o.Stats.BufferSize, o.Stats.Written, o.Stats.Dropped)
+			name, o.Stats.DroppedByReason[morse.ReasonShutdown], o.Stats.Written, o.Stats.Dropped)
 	}
 }
 
 // newLogger builds the logger the [agent] table and --debug ask for. Under systemd the
 // journal adds timestamps itself, so the log leaves them out.
-func newLogger(ac morse.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
+func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
 	level := slog.LevelInfo
 	switch {
 	case debug || ac.Debug:

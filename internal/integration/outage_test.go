@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/agent"
+	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/plugins/outputs/influxdb"
 )
@@ -43,7 +46,7 @@ type outageRig struct {
 	influx *testserver.Influx
 	proxy  *testserver.Proxy
 	in     *seqInput
-	agent  *morse.Agent
+	agent  *agent.Agent
 	stop   func() error
 }
 
@@ -64,7 +67,7 @@ func startOutageRig(t *testing.T, bufferLimit int) *outageRig {
 	r.proxy = testserver.StartProxy(t, r.influx.Addr())
 	r.influx.Exec(t, "CREATE DATABASE outage")
 
-	cfg := morse.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Agent.Interval = morse.Duration(rigGather)
 	cfg.Agent.RoundInterval = false
 	cfg.Agent.OmitHostname = true
@@ -79,7 +82,7 @@ func startOutageRig(t *testing.T, bufferLimit int) *outageRig {
 	oc.FlushInterval, oc.BatchSize, oc.BufferLimit = rigFlush, rigBatch, bufferLimit
 
 	var err error
-	r.agent, err = morse.NewAgent(cfg, morse.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.agent, err = agent.NewAgent(cfg, agent.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -91,7 +94,7 @@ func startOutageRig(t *testing.T, bufferLimit int) *outageRig {
 	return r
 }
 
-func (r *outageRig) stats() morse.WriterStats { return r.agent.Outputs()[0].Stats }
+func (r *outageRig) stats() batch.Stats { return r.agent.Outputs()[0].Stats }
 
 // cut makes the server unreachable and returns how many metrics had been written by the
 // time the first attempt failed. The proxy lets a request already under way finish, so no

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/morse-agent/morse/internal/selfstat"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // ConnCounters count what a Limit listener does with connections. Nil counters are skipped.

@@ -3,9 +3,7 @@ package listener_test
 import (
 	"crypto/tls"
 	"io"
-	"log/slog"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 
 	"github.com/morse-agent/morse/internal/listener"
 	"github.com/morse-agent/morse/internal/listener/listenertest"
-	"github.com/morse-agent/morse/internal/selfstat"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 func TestLimitRefusesOverTheCapAndFreesSlotsOnClose(t *testing.T) {
@@ -86,30 +84,6 @@ func TestConnSetClosesAndWaits(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	require.False(t, set.Go(server, func(net.Conn) { t.Error("must not run after CloseAndWait") }))
-}
-
-func TestThrottleCountsWhatItHoldsBack(t *testing.T) {
-	th := listener.NewThrottle(time.Minute)
-	now := time.Unix(1000, 0)
-	ok, n := th.Allow(now)
-	require.True(t, ok)
-	require.Zero(t, n)
-	for i := range 5 {
-		ok, _ = th.Allow(now.Add(time.Duration(i) * time.Second))
-		require.False(t, ok)
-	}
-	ok, n = th.Allow(now.Add(time.Minute))
-	require.True(t, ok)
-	require.Equal(t, 5, n)
-
-	var out strings.Builder
-	log := slog.New(slog.NewTextHandler(&out, nil))
-	th = listener.NewThrottle(time.Hour)
-	for range 3 {
-		th.Log(log, slog.LevelWarn, "bad line", "line", 1)
-	}
-	require.Equal(t, 1, strings.Count(out.String(), "bad line"), out.String())
-	require.Contains(t, out.String(), "suppressed=0")
 }
 
 func TestServerTLS(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testutil"
 	_ "github.com/morse-agent/morse/plugins/all"
 )
@@ -24,11 +25,11 @@ var listenAddr = regexp.MustCompile(`(service_address\s*=\s*"[^"]*:)\d+"`)
 
 func freePort(sample string) string { return listenAddr.ReplaceAllString(sample, `${1}0"`) }
 
-func loadOne(t *testing.T, kind, name, sample string) *morse.Config {
+func loadOne(t *testing.T, kind, name, sample string) *config.Config {
 	t.Helper()
 	require.Contains(t, sample, "[["+kind+"."+name+"]]", "the sample starts with the plugin's own header")
-	cfg, err := morse.LoadConfig(morse.LoadOptions{
-		Sources: []morse.ConfigSource{{Name: kind + "." + name + "/sample.conf", Data: []byte(freePort(sample))}},
+	cfg, err := config.Load(config.Options{
+		Sources: []config.Source{{Name: kind + "." + name + "/sample.conf", Data: []byte(freePort(sample))}},
 	})
 	require.NoError(t, err, "the sample config loads through the real loader")
 	return cfg
@@ -112,8 +113,8 @@ func TestEveryOutputConforms(t *testing.T) {
 }
 
 func TestFullSampleConfigLoads(t *testing.T) {
-	_, err := morse.LoadConfig(morse.LoadOptions{
-		Sources: []morse.ConfigSource{{Name: "morse config", Data: []byte(freePort(morse.SampleConfig(nil, nil, nil)))}},
+	_, err := config.Load(config.Options{
+		Sources: []config.Source{{Name: "morse config", Data: []byte(freePort(config.SampleConfig(nil, nil, nil)))}},
 	})
 	require.NoError(t, err, "`morse config` prints a config the loader accepts as a whole")
 }

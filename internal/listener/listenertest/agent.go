@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/agent"
+	"github.com/morse-agent/morse/config"
 )
 
 // MemOutput is an output that keeps every metric written to it, so that a test can compare
@@ -139,13 +141,13 @@ func RunLineAgent(t testing.TB, name string, in Listener) *Agent {
 
 func runAgent(t testing.TB, name string, in Listener, plugin morse.Output, out *MemOutput) *Agent {
 	t.Helper()
-	cfg := morse.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Agent.OmitHostname = true
 	cfg.Agent.FlushInterval = morse.Duration(20 * time.Millisecond)
 	cfg.Agent.ShutdownTimeout = morse.Duration(5 * time.Second)
 	cfg.AddInput(name, in)
 	cfg.AddOutput("mem", plugin)
-	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

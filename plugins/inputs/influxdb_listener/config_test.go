@@ -8,14 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 )
 
 // TestTelegrafOptionsLoad loads a table written with Telegraf's option names through the
 // real config loader, and checks that the secrets in it never print.
 func TestTelegrafOptionsLoad(t *testing.T) {
-	cfg, err := morse.LoadConfig(morse.LoadOptions{
+	cfg, err := config.Load(config.Options{
 		LookupEnv: func(k string) (string, bool) { return map[string]string{"PW": "pa55", "TOK": "t0k"}[k], true },
-		Sources: []morse.ConfigSource{{Name: "t.conf", Data: []byte(`
+		Sources: []config.Source{{Name: "t.conf", Data: []byte(`
 [[inputs.influxdb_listener]]
   service_address = "127.0.0.1:0"
   read_timeout = "5s"

@@ -16,9 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/selfstat"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 const waitFor = 10 * time.Second
@@ -39,9 +38,9 @@ func newListener(t testing.TB, opts ...func(*InfluxDBListener)) *InfluxDBListene
 }
 
 // start runs l with a test accumulator and its own stats, and stops it when the test ends.
-func start(t testing.TB, l *InfluxDBListener) (*testutil.Accumulator, *morse.PluginStats) {
+func start(t testing.TB, l *InfluxDBListener) (*testutil.Accumulator, *selfstat.PluginStats) {
 	t.Helper()
-	st := morse.NewPluginStats(selfstat.New(), "internal_influxdb_listener", nil)
+	st := selfstat.NewPluginStats(selfstat.New(), "internal_influxdb_listener", nil)
 	l.SetStats(st)
 	acc := &testutil.Accumulator{}
 	require.NoError(t, l.Start(context.Background(), acc))

@@ -41,6 +41,8 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/internal/throttle"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // Description is the one-line summary that `morse config` prints above the sample.
@@ -89,11 +91,11 @@ type InfluxDBListener struct {
 	listener.ServerTLS
 
 	log    *slog.Logger
-	stats  *morse.PluginStats
+	stats  *selfstat.PluginStats
 	tlsCfg *tls.Config
 	c      counters
-	errLog *listener.Throttle // rejected lines
-	ioLog  *listener.Throttle // refused connections
+	errLog *throttle.Throttle // rejected lines
+	ioLog  *throttle.Throttle // refused connections
 	inited bool
 
 	mu    sync.Mutex
@@ -106,9 +108,9 @@ type InfluxDBListener struct {
 // counters are the listener's self-metrics, reported as internal_influxdb_listener. The
 // names that Telegraf's listener has are Telegraf's.
 type counters struct {
-	requests, writes, pings, queries, bytes, lines *morse.Counter
-	parseErr, tooLarge, authFail                   *morse.Counter
-	opened, closed, refused                        *morse.Counter
+	requests, writes, pings, queries, bytes, lines *selfstat.Counter
+	parseErr, tooLarge, authFail                   *selfstat.Counter
+	opened, closed, refused                        *selfstat.Counter
 }
 
 // The engine finds these optional interfaces by type assertion; a typo would go unnoticed.
@@ -136,7 +138,7 @@ func New() *InfluxDBListener {
 func (l *InfluxDBListener) SetLogger(lg *slog.Logger) { l.log = lg }
 
 // SetStats gives the plugin its self-metric counters.
-func (l *InfluxDBListener) SetStats(st *morse.PluginStats) { l.stats = st }
+func (l *InfluxDBListener) SetStats(st *selfstat.PluginStats) { l.stats = st }
 
 // Validate checks the options without touching the network or any file.
 func (l *InfluxDBListener) Validate() error {
@@ -177,7 +179,7 @@ func (l *InfluxDBListener) Init() error {
 		return err
 	}
 	l.tlsCfg = cfg
-	l.errLog, l.ioLog = listener.NewThrottle(30*time.Second), listener.NewThrottle(30*time.Second)
+	l.errLog, l.ioLog = throttle.New(30*time.Second), throttle.New(30*time.Second)
 	l.inited = true
 	return nil
 }
@@ -193,7 +195,7 @@ func (l *InfluxDBListener) setup() error {
 		l.log = slog.Default()
 	}
 	if l.stats == nil {
-		l.stats = morse.NewPluginStats(nil, "internal_influxdb_listener", nil)
+		l.stats = selfstat.NewPluginStats(nil, "internal_influxdb_listener", nil)
 	}
 	c := l.stats.Counter
 	l.c = counters{

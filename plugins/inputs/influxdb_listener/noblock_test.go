@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/agent"
+	"github.com/morse-agent/morse/config"
 )
 
 // hungOutput is a sink that never answers: every write waits until it is cancelled.
@@ -28,13 +30,13 @@ func (hungOutput) Write(ctx context.Context, _ []morse.Metric) error {
 // cannot hold: all lines but the 100 it holds and the batch of 10 stuck in the write.
 func TestAHungOutputNeverBlocksTheListener(t *testing.T) {
 	l := newListener(t)
-	cfg := morse.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Agent.OmitHostname = true
 	cfg.Agent.ShutdownTimeout = morse.Duration(100 * time.Millisecond)
 	cfg.AddInput("influxdb_listener", l)
 	oc := cfg.AddOutput("hung", hungOutput{})
 	oc.BatchSize, oc.BufferLimit, oc.FlushInterval = 10, 100, time.Hour
-	agent, err := morse.NewAgent(cfg, morse.AgentOptions{Logger: quiet()})
+	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: quiet()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // serveWrite handles /write (v1) and /api/v2/write (v2): check, read, parse, answer.
@@ -163,7 +164,7 @@ func getGzip(r io.Reader) (*gzip.Reader, error) {
 // countingReader counts the bytes that arrive, before any decompression.
 type countingReader struct {
 	r io.Reader
-	c *morse.Counter
+	c *selfstat.Counter
 }
 
 // Read reads and counts.

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/selfstat"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // Description is the one-line summary that `morse config` prints above the sample.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/selfstat"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // The agent hands over its registry through this method, found by type assertion.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/selfstat"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // discard is an accumulator that only counts, so that a benchmark measures the listener.
@@ -55,7 +55,7 @@ func BenchmarkTCPStream(b *testing.B) {
 	s := New()
 	s.ServiceAddress = "tcp://127.0.0.1:0"
 	s.SetLogger(quiet())
-	st := morse.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
+	st := selfstat.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
 	s.SetStats(st)
 	if err := s.Init(); err != nil {
 		b.Fatal(err)

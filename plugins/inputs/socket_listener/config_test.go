@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 )
 
 // TestTelegrafOptionsLoad loads a table written with Telegraf's option names through the
 // real config loader.
 func TestTelegrafOptionsLoad(t *testing.T) {
-	cfg, err := morse.LoadConfig(morse.LoadOptions{Sources: []morse.ConfigSource{{Name: "t.conf", Data: []byte(`
+	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "t.conf", Data: []byte(`
 [[inputs.socket_listener]]
   service_address = "tcp://127.0.0.1:0"
   max_connections = 16
@@ -44,7 +45,7 @@ func TestTelegrafOptionsLoad(t *testing.T) {
 	require.Equal(t, "TLS13", s.MinVersion)
 	require.Equal(t, time.Duration(0), New().keepAlive(), "unset keeps Go's default")
 
-	_, err = morse.LoadConfig(morse.LoadOptions{Sources: []morse.ConfigSource{{Name: "bad.conf", Data: []byte(`
+	_, err = config.Load(config.Options{Sources: []config.Source{{Name: "bad.conf", Data: []byte(`
 [[inputs.socket_listener]]
   service_address = "udp://127.0.0.1:8094"
   data_format = "json"

@@ -30,7 +30,9 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/internal/throttle"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // Description is the one-line summary that `morse config` prints above the sample.
@@ -87,14 +89,14 @@ type SocketListener struct {
 	listener.ServerTLS
 
 	log    *slog.Logger
-	stats  *morse.PluginStats
+	stats  *selfstat.PluginStats
 	addr   address
 	mode   os.FileMode
 	tlsCfg *tls.Config
 	parser influx.Parser
 	c      counters
-	errLog *listener.Throttle // malformed lines
-	ioLog  *listener.Throttle // refused connections, read and handshake errors
+	errLog *throttle.Throttle // malformed lines
+	ioLog  *throttle.Throttle // refused connections, read and handshake errors
 	inited bool
 
 	mu  sync.Mutex
@@ -109,9 +111,9 @@ type server interface {
 
 // counters are the listener's self-metrics, reported as internal_socket_listener.
 type counters struct {
-	opened, closed, refused         *morse.Counter
-	bytes, packets, lines, parseErr *morse.Counter
-	readErr, decodeErr              *morse.Counter
+	opened, closed, refused         *selfstat.Counter
+	bytes, packets, lines, parseErr *selfstat.Counter
+	readErr, decodeErr              *selfstat.Counter
 }
 
 // The engine finds these optional interfaces by type assertion; a typo would go unnoticed.
@@ -140,7 +142,7 @@ func New() *SocketListener {
 func (s *SocketListener) SetLogger(l *slog.Logger) { s.log = l }
 
 // SetStats gives the plugin its self-metric counters.
-func (s *SocketListener) SetStats(st *morse.PluginStats) { s.stats = st }
+func (s *SocketListener) SetStats(st *selfstat.PluginStats) { s.stats = st }
 
 // Validate checks the options without touching the network or any file.
 func (s *SocketListener) Validate() error {
@@ -211,7 +213,7 @@ func (s *SocketListener) Init() error {
 	}
 	s.tlsCfg = cfg
 	s.parser = influx.Parser{Precision: time.Duration(s.InfluxTimestampPrecision)}
-	s.errLog, s.ioLog = listener.NewThrottle(logEvery), listener.NewThrottle(logEvery)
+	s.errLog, s.ioLog = throttle.New(logEvery), throttle.New(logEvery)
 	s.inited = true
 	return nil
 }
@@ -227,7 +229,7 @@ func (s *SocketListener) setup() error {
 		s.log = slog.Default()
 	}
 	if s.stats == nil {
-		s.stats = morse.NewPluginStats(nil, "internal_socket_listener", nil)
+		s.stats = selfstat.NewPluginStats(nil, "internal_socket_listener", nil)
 	}
 	c := s.stats.Counter
 	s.c = counters{

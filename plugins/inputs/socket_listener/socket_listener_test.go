@@ -16,8 +16,8 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener/listenertest"
-	"github.com/morse-agent/morse/internal/selfstat"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 const waitFor = 10 * time.Second
@@ -67,9 +67,9 @@ func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *S
 }
 
 // start runs s with a test accumulator and its own stats, and stops it when the test ends.
-func start(t *testing.T, s *SocketListener) (*testutil.Accumulator, *morse.PluginStats) {
+func start(t *testing.T, s *SocketListener) (*testutil.Accumulator, *selfstat.PluginStats) {
 	t.Helper()
-	st := morse.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
+	st := selfstat.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
 	s.SetStats(st)
 	acc := &testutil.Accumulator{}
 	require.NoError(t, s.Start(context.Background(), acc))

@@ -16,6 +16,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // streamServer serves a TCP or unix stream socket: one goroutine accepts, and one goroutine
@@ -180,8 +181,8 @@ func (srv *streamServer) readError(from net.Addr, msg string, err error) {
 type connReader struct {
 	conn    net.Conn
 	timeout time.Duration
-	bytes   *morse.Counter
-	lines   *morse.Counter
+	bytes   *selfstat.Counter
+	lines   *selfstat.Counter
 	pending int64 // lines parsed since the last flush; touched by the parsing goroutine only
 }
 

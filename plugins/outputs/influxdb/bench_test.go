@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -78,8 +79,8 @@ func requireBenchAnswer(b *testing.B, resp *Response, columnar bool) {
 // InfluxDB, with and without gzip. Each iteration adds one batch of 5,000 lines.
 func BenchmarkWritePath(b *testing.B) {
 	in := testserver.StartInfluxDB(b, testserver.InfluxOptions{})
-	const batch = 5000
-	template := make([]morse.Metric, batch)
+	const batchSize = 5000
+	template := make([]morse.Metric, batchSize)
 	for j := range template {
 		template[j] = point("cpu", 0, "#host", "host-"+strconv.Itoa(j%100), "#region", "eu-west", "#cpu", "cpu"+strconv.Itoa(j%8),
 			"usage_user", float64(j)*0.01, "usage_system", 1.25, "usage_idle", 97.5, "count", int64(j), "ok", true)
@@ -87,9 +88,9 @@ func BenchmarkWritePath(b *testing.B) {
 	for _, enc := range []string{"identity", "gzip"} {
 		b.Run("content_encoding="+enc, func(b *testing.B) {
 			o := connected(b, in.URL(), "bench_"+enc, func(o *InfluxDB) { o.ContentEncoding = enc })
-			w := batchWriter(b, o, morse.BatchOptions{BatchSize: batch, BufferLimit: 40 * batch, FlushInterval: 100 * time.Millisecond})
+			w := batchWriter(b, o, batch.Options{BatchSize: batchSize, BufferLimit: 40 * batchSize, FlushInterval: 100 * time.Millisecond})
 			base := time.Now().UnixNano()
-			buf := make([]morse.Metric, batch)
+			buf := make([]morse.Metric, batchSize)
 			var sent int64
 			start := time.Now()
 			for b.Loop() {
@@ -97,9 +98,9 @@ func BenchmarkWritePath(b *testing.B) {
 					buf[j] = m.WithTime(time.Unix(0, base+sent+int64(j)))
 				}
 				require.NoError(b, w.WriteBatch(buf))
-				sent += batch
+				sent += batchSize
 				// Keep the buffer from overflowing: a dropped line would flatter the rate.
-				require.Eventually(b, func() bool { return w.Stats().BufferSize < 20*batch }, time.Minute, time.Millisecond)
+				require.Eventually(b, func() bool { return w.Stats().BufferSize < 20*batchSize }, time.Minute, time.Millisecond)
 			}
 			require.Eventually(b, func() bool { return w.Stats().Written == sent }, time.Minute, time.Millisecond)
 			b.ReportMetric(float64(sent)/time.Since(start).Seconds(), "lines/s")

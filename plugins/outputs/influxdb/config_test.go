@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 )
 
 func TestRegistered(t *testing.T) {
@@ -46,8 +47,8 @@ func TestDefaults(t *testing.T) {
 // load decodes a config text through the real loader.
 func load(t *testing.T, text string) (*InfluxDB, error) {
 	t.Helper()
-	cfg, err := morse.LoadConfig(morse.LoadOptions{
-		Sources:   []morse.ConfigSource{{Name: "test.conf", Data: []byte(text)}},
+	cfg, err := config.Load(config.Options{
+		Sources:   []config.Source{{Name: "test.conf", Data: []byte(text)}},
 		LookupEnv: func(string) (string, bool) { return "", false },
 	})
 	if err != nil {

@@ -110,6 +110,23 @@ type tally struct {
 	byReason map[string]int
 	whole    error // the only error, when it covered its whole piece
 	pieceN   int
+	// indices are the batch positions of the metrics dropped, while every drop was of a
+	// whole piece whose positions are known (addAt); inexact is set once one was not.
+	indices []int
+	inexact bool
+}
+
+// addAt books the outcome of the piece of the batch at positions idx. A piece refused as a
+// whole, such as a routed request to a missing database, drops exactly those metrics; a
+// partial write within the piece does not say which.
+func (t *tally) addAt(err error, idx []int) {
+	switch morse.Classify(err) {
+	case morse.OutcomeDropped:
+		t.indices = append(t.indices, idx...)
+	case morse.OutcomePartial:
+		t.inexact = true
+	}
+	t.add(err, len(idx))
 }
 
 // add books the outcome of one piece of n metrics: nil, partial or permanent.
@@ -168,5 +185,9 @@ func (t *tally) err(n int) error {
 			reason, most = r, c
 		}
 	}
-	return &morse.PartialWriteError{Dropped: min(t.dropped, n), Reason: reason, Err: errors.Join(t.errs...)}
+	pw := &morse.PartialWriteError{Dropped: min(t.dropped, n), Reason: reason, Err: errors.Join(t.errs...)}
+	if !t.inexact && len(t.indices) == pw.Dropped {
+		pw.Indices = t.indices
+	}
+	return pw
 }

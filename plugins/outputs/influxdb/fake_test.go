@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 )
 
 // The tests in this file use hand-written sinks, only for what a real InfluxDB 1.6.7 cannot
@@ -62,7 +63,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	o := connected(t, url, "db", func(o *InfluxDB) { o.SkipDatabaseCreation = true })
-	w := batchWriter(t, o, morse.BatchOptions{BatchSize: 2, RetryInitial: 30 * time.Second, RetryMax: time.Minute})
+	w := batchWriter(t, o, batch.Options{BatchSize: 2, RetryInitial: 30 * time.Second, RetryMax: time.Minute})
 	start := time.Now()
 	require.NoError(t, w.WriteBatch([]morse.Metric{point("m", 1, "v", 1.0), point("m", 2, "v", 2.0)}))
 	require.Eventually(t, func() bool { return lines.Load() == 2 }, 10*time.Second, 10*time.Millisecond)

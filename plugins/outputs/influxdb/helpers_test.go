@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -76,29 +77,41 @@ func storedTimes(t testing.TB, in *testserver.Influx, db, m string) []int64 {
 	return out
 }
 
-// dropRecorder collects what a BatchWriter's OnDrop receives. OnDrop's slice is reused after
-// the call, so it keeps copies.
+// dropRecorder collects what a batch writer's OnDrop receives. An event's metrics may be
+// reused after the call, so it keeps copies.
 type dropRecorder struct {
-	mu      sync.Mutex
-	batches [][]morse.Metric
-	errs    []error
+	mu     sync.Mutex
+	events []batch.DropEvent
 }
 
-func (r *dropRecorder) onDrop(batch []morse.Metric, err error) {
+func (r *dropRecorder) onDrop(ev batch.DropEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.batches = append(r.batches, append([]morse.Metric(nil), batch...))
-	r.errs = append(r.errs, err)
+	ev.Metrics = append([]morse.Metric(nil), ev.Metrics...)
+	r.events = append(r.events, ev)
 }
 
-func (r *dropRecorder) get() ([][]morse.Metric, []error) {
+func (r *dropRecorder) get() []batch.DropEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.batches, r.errs
+	return append([]batch.DropEvent(nil), r.events...)
+}
+
+// requireDropEvent checks that a writer reported one loss of n metrics out of sent: the whole
+// batch for a permanent error; for a partial write, the count the server gave, with the batch
+// they were among, marked partial.
+func requireDropEvent(t *testing.T, events []batch.DropEvent, sent []morse.Metric, n int, outcome morse.WriteOutcome) {
+	t.Helper()
+	require.Len(t, events, 1, "OnDrop is called once for the batch")
+	require.Equal(t, n, events[0].Count, "the lost count is exact")
+	require.Equal(t, sent, events[0].Metrics)
+	require.Equal(t, outcome == morse.OutcomePartial, events[0].Partial)
+	var pe *morse.PermanentError
+	require.ErrorAs(t, events[0].Err, &pe, "a partial write is found as permanent too")
 }
 
 // settled waits until the writer has accounted for n metrics, written or dropped.
-func settled(t testing.TB, w *morse.BatchWriter, n int64) morse.WriterStats {
+func settled(t testing.TB, w *batch.Writer, n int64) batch.Stats {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		s := w.Stats()
@@ -108,7 +121,7 @@ func settled(t testing.TB, w *morse.BatchWriter, n int64) morse.WriterStats {
 }
 
 // batchWriter returns a writer that flushes fast and retries fast, closed at the end.
-func batchWriter(t testing.TB, out morse.Output, opts morse.BatchOptions) *morse.BatchWriter {
+func batchWriter(t testing.TB, out morse.Output, opts batch.Options) *batch.Writer {
 	t.Helper()
 	if opts.FlushInterval == 0 {
 		opts.FlushInterval = 20 * time.Millisecond
@@ -119,7 +132,7 @@ func batchWriter(t testing.TB, out morse.Output, opts morse.BatchOptions) *morse
 	if opts.RetryInitial == 0 {
 		opts.RetryInitial, opts.RetryMax = 50*time.Millisecond, 200*time.Millisecond
 	}
-	w, err := morse.NewBatchWriter(out, opts)
+	w, err := batch.NewWriter(out, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

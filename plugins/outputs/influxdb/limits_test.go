@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -94,26 +95,25 @@ func TestBodyLimit(t *testing.T) {
 	})
 }
 
-// writeAndCheck writes batch through the output (mode "Write") or a BatchWriter and checks
+// writeAndCheck writes sent through the output (mode "Write") or a BatchWriter and checks
 // the classification, and for a BatchWriter its counters and OnDrop.
-func writeAndCheck(t *testing.T, o *InfluxDB, mode string, batch []morse.Metric, w want) {
+func writeAndCheck(t *testing.T, o *InfluxDB, mode string, sent []morse.Metric, w want) {
 	t.Helper()
 	if mode == "Write" {
-		requireClass(t, o.Write(ctxT(t), batch), w)
+		requireClass(t, o.Write(ctxT(t), sent), w)
 		return
 	}
 	var drops dropRecorder
-	bw := batchWriter(t, o, morse.BatchOptions{BatchSize: len(batch), OnDrop: drops.onDrop})
-	require.NoError(t, bw.WriteBatch(batch))
-	stats := settled(t, bw, int64(len(batch)))
+	bw := batchWriter(t, o, batch.Options{BatchSize: len(sent), OnDrop: drops.onDrop})
+	require.NoError(t, bw.WriteBatch(sent))
+	stats := settled(t, bw, int64(len(sent)))
 	dropped := w.dropped
 	if w.outcome == morse.OutcomeDropped {
-		dropped = len(batch)
+		dropped = len(sent)
 	}
 	require.Equal(t, map[string]int64{w.reason: int64(dropped)}, stats.DroppedByReason)
-	require.Equal(t, int64(len(batch)-dropped), stats.Written)
-	batches, errs := drops.get()
-	require.Len(t, batches, 1)
-	require.Equal(t, batch, batches[0])
-	requireClass(t, errs[0], w)
+	require.Equal(t, int64(len(sent)-dropped), stats.Written)
+	events := drops.get()
+	requireDropEvent(t, events, sent, dropped, w.outcome)
+	requireClass(t, events[0].Err, w)
 }

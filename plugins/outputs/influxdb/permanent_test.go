@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -118,7 +119,7 @@ func TestPermanentErrors(t *testing.T) {
 				}
 				o := connected(t, in.URL(), db, modOrNil(tc.mod))
 				var drops dropRecorder
-				w := batchWriter(t, o, morse.BatchOptions{BatchSize: len(tc.batch), OnDrop: drops.onDrop})
+				w := batchWriter(t, o, batch.Options{BatchSize: len(tc.batch), OnDrop: drops.onDrop})
 				require.NoError(t, w.WriteBatch(tc.batch))
 				stats := settled(t, w, int64(len(tc.batch)))
 
@@ -128,10 +129,9 @@ func TestPermanentErrors(t *testing.T) {
 				}
 				require.Equal(t, map[string]int64{tc.want.reason: int64(dropped)}, stats.DroppedByReason)
 				require.Equal(t, int64(len(tc.batch)-dropped), stats.Written)
-				batches, errs := drops.get()
-				require.Len(t, batches, 1, "OnDrop gets the batch once")
-				require.Equal(t, tc.batch, batches[0])
-				requireClass(t, errs[0], tc.want)
+				events := drops.get()
+				requireDropEvent(t, events, tc.batch, dropped, tc.want.outcome)
+				requireClass(t, events[0].Err, tc.want)
 				checkStored(t, in, db, tc)
 			})
 		})

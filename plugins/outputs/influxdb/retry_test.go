@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -55,7 +56,7 @@ func TestCacheFullIsRetried(t *testing.T) {
 		Env:                map[string]string{"INFLUXDB_DATA_CACHE_SNAPSHOT_MEMORY_SIZE": "100"},
 	})
 	spy := &spyOutput{Output: connected(t, in.URL(), "cache")}
-	w := batchWriter(t, spy, morse.BatchOptions{BatchSize: batchSize, BufferLimit: batchSize * batches})
+	w := batchWriter(t, spy, batch.Options{BatchSize: batchSize, BufferLimit: batchSize * batches})
 
 	var all []morse.Metric
 	var times []int64
@@ -157,18 +158,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the
 // right to write, and then every point arrives.
-func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, batch []morse.Metric) {
-	requireStatus(t, o.Write(ctxT(t), batch), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
+func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, ms []morse.Metric) {
+	requireStatus(t, o.Write(ctxT(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
 
-	w := batchWriter(t, o, morse.BatchOptions{BatchSize: len(batch)})
-	require.NoError(t, w.WriteBatch(batch))
+	w := batchWriter(t, o, batch.Options{BatchSize: len(ms)})
+	require.NoError(t, w.WriteBatch(ms))
 	require.Eventually(t, func() bool { return w.Stats().WriteErrors >= 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Zero(t, w.Stats().Written)
 
 	_, err := admin.Query(ctxT(t), "GRANT WRITE ON authdb TO bob")
 	require.NoError(t, err)
-	stats := settled(t, w, int64(len(batch)))
-	require.Equal(t, int64(len(batch)), stats.Written)
+	stats := settled(t, w, int64(len(ms)))
+	require.Equal(t, int64(len(ms)), stats.Written)
 	require.Zero(t, stats.Dropped)
 
 	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", WithDatabase("authdb"))

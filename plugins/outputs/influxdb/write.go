@@ -22,6 +22,7 @@ type routeKey struct{ db, rp string }
 type group struct {
 	key     routeKey
 	metrics []morse.Metric
+	idx     []int // the metrics' positions in the batch
 }
 
 // Write sends the batch, one request per database and retention policy, and returns nil, a
@@ -58,7 +59,7 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 		if morse.Classify(err) == morse.OutcomeRetry {
 			return err
 		}
-		t.add(err, len(g.metrics))
+		t.addAt(err, g.idx)
 	}
 	return t.err(len(batch))
 }
@@ -94,7 +95,7 @@ func (o *InfluxDB) getScratch() *writeScratch {
 func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
 	s.releaseGroups()
 	clear(s.groupIdx)
-	for _, m := range batch {
+	for pos, m := range batch {
 		key := routeKey{o.Database, o.RetentionPolicy}
 		if o.DatabaseTag != "" {
 			if v, ok := m.Tag(o.DatabaseTag); ok && v != "" {
@@ -118,6 +119,7 @@ func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
 			}
 		}
 		s.groups[i].metrics = append(s.groups[i].metrics, m)
+		s.groups[i].idx = append(s.groups[i].idx, pos)
 	}
 	return s.groups
 }
@@ -128,6 +130,7 @@ func (s *writeScratch) releaseGroups() {
 	for i := range s.groups {
 		clear(s.groups[i].metrics)
 		s.groups[i].metrics = s.groups[i].metrics[:0]
+		s.groups[i].idx = s.groups[i].idx[:0]
 	}
 	s.groups = s.groups[:0]
 }

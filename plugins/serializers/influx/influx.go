@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // Errors that make a whole metric unwritable. They reach callers wrapped in a
@@ -76,7 +77,7 @@ type Options struct {
 	MaxLineBytes int
 	// SkippedFields, when set, is incremented for every field that is left out, in addition
 	// to the serializer's own count.
-	SkippedFields *morse.Counter
+	SkippedFields *selfstat.Counter
 }
 
 // Serializer encodes metrics as line protocol. It holds no per-call state, so one Serializer
@@ -85,7 +86,7 @@ type Serializer struct {
 	precision int64
 	uint      bool
 	maxLine   int
-	counter   *morse.Counter
+	counter   *selfstat.Counter
 	skipped   atomic.Int64
 }
 

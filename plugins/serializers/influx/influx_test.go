@@ -11,6 +11,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // ts is the timestamp most cases use: 2023-11-14T22:13:20.123456789Z.
@@ -163,7 +164,7 @@ func TestPrecision(t *testing.T) {
 }
 
 func TestNonFiniteFloatsAreSkippedAndCounted(t *testing.T) {
-	var c morse.Counter
+	var c selfstat.Counter
 	s := influx.New(influx.Options{SkippedFields: &c})
 	m := morse.NewMetric("m", nil, fields("a", math.NaN(), "b", 1.0, "c", math.Inf(1), "d", math.Inf(-1)), ts)
 	require.Equal(t, "m b=1 1700000000123456789\n", line(t, s, m))

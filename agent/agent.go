@@ -1,0 +1,295 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/selfstat"
+)
+
+// AgentOptions configure an Agent beyond its Config.
+type AgentOptions struct {
+	// Logger receives the agent's and the plugins' logs; slog.Default() if nil.
+	Logger *slog.Logger
+	// Hostname, when set, replaces both [agent] hostname and os.Hostname for the host tag.
+	Hostname string
+	// OnDrop, when set, is called with every loss of every output, as batch.Options.OnDrop
+	// describes: evictions, refused writes, the refused part of partial writes and what is
+	// left at shutdown. DropEvent.Output names the output by its alias, or its plugin name when it has none.
+	OnDrop func(batch.DropEvent)
+}
+
+// agentState is what the hot path of a metric reads: the outputs to fan out to and the tags
+// and precision to apply. A reload swaps it whole, atomically, so inputs never take a lock.
+type agentState struct {
+	outputs       []*runningOutput
+	globalTags    []morse.Tag // sorted, host included
+	precision     time.Duration
+	jitter        time.Duration // collection_jitter
+	roundInterval bool
+	// linesPass is set when line metrics would mostly reach the outputs as they are: at
+	// least one output writes them, and every other one takes only the names it selects.
+	linesPass bool
+}
+
+// Agent runs inputs and outputs from a Config: it gathers, fans metrics out to every output's
+// buffer, flushes them, reloads and shuts down gracefully.
+type Agent struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	onDrop   func(batch.DropEvent)
+	hostname string
+	stats    *selfstat.Registry
+	state    atomic.Pointer[agentState]
+
+	gathered, gatherErrors, written, dropped *selfstat.Counter // internal_agent
+
+	// Owned by the goroutine in Run.
+	inputs   []*runningInput
+	outputs  []*runningOutput
+	retiring sync.WaitGroup // outputs that a reload removed, still flushing
+
+	running  atomic.Bool
+	reloadCh chan reloadRequest
+}
+
+// NewAgent checks cfg and prepares its plugins: loggers, stats and Init. Nothing runs until
+// Run, Once or Test.
+func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest)}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.hostname = opts.Hostname
+	if a.hostname == "" {
+		a.hostname = cfg.Agent.Hostname
+	}
+	if a.hostname == "" {
+		a.hostname, _ = os.Hostname()
+	}
+	c := func(field string) *selfstat.Counter { return a.stats.Counter("internal_agent", nil, field) }
+	a.gathered, a.gatherErrors = c("metrics_gathered"), c("gather_errors")
+	a.written, a.dropped = c("metrics_written"), c("metrics_dropped")
+	var errs []error
+	for _, ic := range cfg.Inputs {
+		ri, err := a.newRunningInput(ic)
+		errs = append(errs, err)
+		a.inputs = append(a.inputs, ri)
+	}
+	for _, oc := range cfg.Outputs {
+		errs = append(errs, a.setupOutput(oc))
+		a.outputs = append(a.outputs, &runningOutput{cfg: oc})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	a.state.Store(a.newState(cfg, nil))
+	return a, nil
+}
+
+// newState derives the hot-path state of cfg with the given outputs.
+func (a *Agent) newState(cfg *config.Config, outputs []*runningOutput) *agentState {
+	tags := make([]morse.Tag, 0, len(cfg.GlobalTags)+1)
+	for k, v := range cfg.GlobalTags {
+		tags = append(tags, morse.Tag{Key: k, Value: v})
+	}
+	if !cfg.Agent.OmitHostname && a.hostname != "" {
+		if _, set := cfg.GlobalTags["host"]; !set {
+			tags = append(tags, morse.Tag{Key: "host", Value: a.hostname})
+		}
+	}
+	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
+	return &agentState{
+		outputs: outputs, globalTags: tags,
+		precision:     cfg.Agent.Precision.Duration(),
+		jitter:        time.Duration(cfg.Agent.CollectionJitter),
+		roundInterval: cfg.Agent.RoundInterval,
+		linesPass:     linesPass(outputs),
+	}
+}
+
+// linesPass reports whether line metrics would mostly reach outputs as they are: an output
+// that does not write them must expand each one it takes, which costs more than parsing the
+// line in the first place, so every such output must select by name what it takes.
+func linesPass(outputs []*runningOutput) bool {
+	writers := 0
+	for _, ro := range outputs {
+		switch {
+		case ro.writesLines():
+			writers++
+		case !ro.cfg.Filter.PassesNamed():
+			return false
+		}
+	}
+	return writers > 0
+}
+
+func pluginLogger(base *slog.Logger, kind, name, alias string) *slog.Logger {
+	l := base.With("plugin", kind+"."+name)
+	if alias != "" {
+		l = l.With("alias", alias)
+	}
+	return l
+}
+
+func (a *Agent) setupOutput(oc *config.OutputConfig) error {
+	if s, ok := oc.Plugin.(morse.LoggerSetter); ok {
+		s.SetLogger(pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias))
+	}
+	if s, ok := oc.Plugin.(morse.PrecisionSetter); ok {
+		s.SetPrecision(a.cfg.Agent.Precision.Duration())
+	}
+	if i, ok := oc.Plugin.(morse.Initializer); ok {
+		if err := i.Init(); err != nil {
+			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)
+		}
+	}
+	return nil
+}
+
+// startOutput creates the batch writer of ro, which connects in the background.
+func (a *Agent) startOutput(ro *runningOutput) error {
+	oc := ro.cfg
+	w, err := batch.NewWriter(oc.Plugin, batch.Options{
+		BatchSize: oc.BatchSize, FlushInterval: oc.FlushInterval, FlushJitter: oc.FlushJitter,
+		BufferLimit: oc.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
+		Logger:      pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
+		Initialized: true, // setupOutput did it when the config was built
+		Stats:       a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
+		OnDrop: a.onDrop,
+	})
+	if err != nil {
+		return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
+	}
+	ro.w = w
+	return nil
+}
+
+// startOutputs starts every configured output and points the fan-out at them. If one cannot
+// start, those already started are closed again.
+func (a *Agent) startOutputs() error {
+	for _, ro := range a.outputs {
+		if err := a.startOutput(ro); err != nil {
+			return errors.Join(err, a.closeOutputs(a.outputs))
+		}
+	}
+	a.state.Store(a.newState(a.cfg, a.outputs))
+	return nil
+}
+
+// checkConfig fills in the settings cfg leaves to [agent] and checks them, so that settings
+// set anywhere in a program's build of cfg apply.
+func checkConfig(cfg *config.Config) error {
+	if err := cfg.Agent.Validate().Err(); err != nil {
+		return err
+	}
+	return cfg.Inherit()
+}
+
+// Run starts the outputs and inputs and runs until ctx ends, then shuts down: inputs stop
+// first, then every output flushes until its buffer is empty or shutdown_timeout passes.
+// The error reports, per output, what was left unsent.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return errors.New("morse: agent is already running")
+	}
+	defer a.running.Store(false)
+	if err := a.startOutputs(); err != nil {
+		return err
+	}
+	inputsCtx, stopInputs := context.WithCancel(context.Background())
+	defer stopInputs()
+	if err := a.startInputs(inputsCtx, a.inputs); err != nil {
+		return errors.Join(err, a.closeOutputs(a.outputs))
+	}
+	a.log.Info("agent started", "inputs", len(a.inputs), "outputs", len(a.outputs))
+	for {
+		select {
+		case <-ctx.Done():
+			return a.shutdown()
+		case req := <-a.reloadCh:
+			req.reply <- a.applyReload(inputsCtx, req.cfg)
+		}
+	}
+}
+
+func (a *Agent) startInputs(ctx context.Context, inputs []*runningInput) error {
+	for i, ri := range inputs {
+		if err := ri.start(ctx); err != nil {
+			stopAll(inputs[:i])
+			return err
+		}
+	}
+	return nil
+}
+
+func stopAll(inputs []*runningInput) {
+	for _, ri := range inputs {
+		ri.stop()
+	}
+}
+
+// shutdown stops the inputs, then flushes and closes every output within shutdown_timeout.
+func (a *Agent) shutdown() error {
+	a.log.Info("shutting down", "shutdown_timeout", time.Duration(a.cfg.Agent.ShutdownTimeout))
+	stopAll(a.inputs)
+	err := a.closeOutputs(a.outputs)
+	a.retiring.Wait()
+	return err
+}
+
+// closeOutputs flushes and closes outputs in parallel, so that one slow sink does not use up
+// the others' share of the shutdown timeout. It logs and returns what each left unsent.
+func (a *Agent) closeOutputs(outputs []*runningOutput) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.cfg.Agent.ShutdownTimeout))
+	defer cancel()
+	errs := make([]error, len(outputs))
+	var wg sync.WaitGroup
+	for i, ro := range outputs {
+		if ro.w == nil {
+			continue
+		}
+		wg.Go(func() { errs[i] = ro.w.Close(ctx) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var unsent *batch.UnsentError
+		if errors.As(err, &unsent) {
+			a.log.Error("output left metrics unsent", "output", outputs[i].cfg.Name, "unsent", unsent.Left)
+		} else if err == nil && outputs[i].w != nil {
+			a.log.Info("output flushed", "output", outputs[i].cfg.Name, "written", outputs[i].w.Stats().Written)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// OutputStatus is one output's name and counters, for programs that embed the agent.
+type OutputStatus struct {
+	Name, Alias string
+	Stats       batch.Stats
+}
+
+// Outputs reports every running output's counters.
+func (a *Agent) Outputs() []OutputStatus {
+	st := a.state.Load()
+	out := make([]OutputStatus, 0, len(st.outputs))
+	for _, ro := range st.outputs {
+		if ro.w != nil {
+			out = append(out, OutputStatus{Name: ro.cfg.Name, Alias: ro.cfg.Common.Alias, Stats: ro.w.Stats()})
+		}
+	}
+	return out
+}

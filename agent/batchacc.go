@@ -1,0 +1,45 @@
+package agent
+
+import "github.com/morse-agent/morse"
+
+// AddMetrics implements BatchAccumulator.
+func (acc *accumulator) AddMetrics(ms []morse.Metric) {
+	st := acc.in.agent.state.Load()
+	kept := ms[:0]
+	for _, m := range ms {
+		if m, ok := acc.in.process(m, st); ok {
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) == 0 {
+		return
+	}
+	acc.in.gathered.Add(int64(len(kept)))
+	acc.in.agent.gathered.Add(int64(len(kept)))
+	if acc.toOutputs {
+		acc.in.fanOutBatch(kept, st)
+		return
+	}
+	for _, m := range kept {
+		acc.emit(m)
+	}
+}
+
+// fanOutBatch hands ms to every output of st, in one write per output where it can.
+func (ri *runningInput) fanOutBatch(ms []morse.Metric, st *agentState) {
+	for _, ro := range st.outputs {
+		ro.addBatch(ms)
+	}
+}
+
+// addBatch buffers ms as add would each of them. Metrics that this output's filter must
+// judge, or that it must expand, take add's way one by one, so that ms is never changed.
+func (ro *runningOutput) addBatch(ms []morse.Metric) {
+	if ro.cfg.Filter != nil || !ro.writesLines() {
+		for _, m := range ms {
+			ro.add(m)
+		}
+		return
+	}
+	_ = ro.w.WriteBatch(ms) // ErrClosed during a reload's hand-over is already counted
+}

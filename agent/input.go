@@ -1,0 +1,272 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/throttle"
+	"github.com/morse-agent/morse/selfstat"
+)
+
+// runningInput is one configured input inside the agent: its gather loop, its accumulator
+// and its counters (internal_gather).
+type runningInput struct {
+	cfg   *config.InputConfig
+	agent *Agent
+	log   *slog.Logger
+	tags  []morse.Tag // the input's own [inputs.x.tags], sorted
+
+	series                               *selfstat.Series      // internal_gather of this input
+	pluginStats                          *selfstat.PluginStats // the plugin's own counters, if it keeps any
+	gathered, errs, gatherTime, timeouts *selfstat.Counter
+
+	errLog *throttle.Throttle
+
+	cancel  context.CancelFunc
+	done    chan struct{}
+	service morse.ServiceInput // set once Start succeeded
+}
+
+func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
+	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second)}
+	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
+	for k, v := range ic.Common.Tags {
+		ri.tags = append(ri.tags, morse.Tag{Key: k, Value: v})
+	}
+	sort.Slice(ri.tags, func(i, j int) bool { return ri.tags[i].Key < ri.tags[j].Key })
+	st := map[string]string{"input": ic.Name}
+	if ic.Common.Alias != "" {
+		st["alias"] = ic.Common.Alias
+	}
+	ri.series = a.stats.NewSeries("internal_gather", st)
+	c := ri.series.Counter
+	ri.gathered, ri.errs, ri.gatherTime, ri.timeouts = c("metrics_gathered"), c("errors"), c("gather_time_ns"), c("gather_timeouts")
+
+	if s, ok := ic.Plugin.(morse.LoggerSetter); ok {
+		s.SetLogger(ri.log)
+	}
+	if s, ok := ic.Plugin.(morse.StatsSetter); ok {
+		ri.pluginStats = selfstat.NewPluginStats(a.stats, "internal_"+ic.Name, st)
+		s.SetStats(ri.pluginStats)
+	}
+	if s, ok := ic.Plugin.(morse.SelfStatsSetter); ok {
+		s.SetSelfStats(a.stats)
+	}
+	if i, ok := ic.Plugin.(morse.Initializer); ok {
+		if err := i.Init(); err != nil {
+			return ri, fmt.Errorf("inputs.%s (%s): init: %w", ic.Name, ic.Source, err)
+		}
+	}
+	return ri, nil
+}
+
+func (ri *runningInput) interval() time.Duration {
+	if ri.cfg.Interval > 0 {
+		return ri.cfg.Interval
+	}
+	return time.Duration(ri.agent.cfg.Agent.Interval)
+}
+
+// start starts a service input and the gather loop.
+func (ri *runningInput) start(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
+		if err := s.Start(ctx, ri.outputAccumulator()); err != nil {
+			cancel()
+			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
+		}
+		ri.service = s
+	}
+	ri.cancel, ri.done = cancel, make(chan struct{})
+	go ri.loop(ctx)
+	return nil
+}
+
+// stop ends the gather loop, waiting for a gather in progress, then stops a service input.
+func (ri *runningInput) stop() {
+	if ri.cancel == nil {
+		return
+	}
+	ri.cancel()
+	<-ri.done
+	if ri.service != nil {
+		ri.service.Stop()
+		ri.service = nil
+	}
+	ri.cancel = nil
+}
+
+// loop gathers every interval. With round_interval the first gather waits for the next
+// multiple of the interval, as Telegraf does, so that hosts report on the same marks;
+// without it the first gather is at once. A gather that overruns skips the marks it missed
+// rather than queueing them, and collection_jitter delays each gather by a random amount.
+func (ri *runningInput) loop(ctx context.Context) {
+	defer close(ri.done)
+	interval := ri.interval()
+	st := ri.agent.state.Load()
+	next := time.Now()
+	if st.roundInterval {
+		next = next.Truncate(interval).Add(interval)
+	}
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if j := ri.agent.state.Load().jitter; j > 0 {
+			timer.Reset(time.Duration(rand.Int64N(int64(j))))
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		ri.gatherOnce(ctx, ri.outputAccumulator())
+		next = next.Add(interval)
+		if now := time.Now(); !next.After(now) {
+			missed := now.Sub(next)/interval + 1
+			next = next.Add(missed * interval)
+			ri.log.Warn("gather took longer than the interval; skipped collections", "skipped", int(missed), "interval", interval)
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+// gatherOnce runs one Gather, bounded by the interval, and counts its time and outcome.
+func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
+	gctx, cancel := context.WithTimeout(ctx, ri.interval())
+	defer cancel()
+	start := time.Now()
+	err := ri.cfg.Plugin.Gather(gctx, acc)
+	ri.gatherTime.Add(int64(time.Since(start)))
+	if errors.Is(gctx.Err(), context.DeadlineExceeded) {
+		ri.timeouts.Incr()
+	}
+	if err != nil {
+		acc.AddError(err)
+	}
+}
+
+// fanOut hands m to every output. It never blocks: each output's buffer evicts on its own.
+func (ri *runningInput) fanOut(m morse.Metric) {
+	for _, ro := range ri.agent.state.Load().outputs {
+		ro.add(m)
+	}
+}
+
+func (ri *runningInput) accumulator(emit func(morse.Metric)) *accumulator {
+	return &accumulator{in: ri, emit: emit}
+}
+
+// outputAccumulator is the accumulator of a running input: it hands metrics to the outputs,
+// so line metrics may travel unexpanded to outputs that write them as they are.
+func (ri *runningInput) outputAccumulator() *accumulator {
+	return &accumulator{in: ri, emit: ri.fanOut, toOutputs: true}
+}
+
+// accumulator applies the input's options and the agent's global settings to each metric,
+// then emits it: to the outputs when running, to a printer under --test.
+type accumulator struct {
+	in        *runningInput
+	emit      func(morse.Metric)
+	toOutputs bool
+}
+
+// PrefersLines implements LineAccumulator: line metrics pass through when the input leaves
+// their names alone and the outputs write most of them as they are.
+func (acc *accumulator) PrefersLines() bool {
+	return acc.toOutputs && acc.in.keepsLines() && acc.in.agent.state.Load().linesPass
+}
+
+// keepsLines reports whether process can handle a line metric without expanding it: the
+// input's filter, if any, tests names only, and the name options are unset. Tags it adds to
+// the text (addLineTags).
+func (ri *runningInput) keepsLines() bool {
+	c := &ri.cfg.Common
+	return ri.cfg.Filter.NamesOnly() &&
+		c.NameOverride == "" && c.NamePrefix == "" && c.NameSuffix == ""
+}
+
+// AddMetric implements morse.Accumulator.
+func (acc *accumulator) AddMetric(m morse.Metric) {
+	m, ok := acc.in.process(m, acc.in.agent.state.Load())
+	if !ok {
+		return
+	}
+	acc.in.gathered.Incr()
+	acc.in.agent.gathered.Incr()
+	acc.emit(m)
+}
+
+// AddFields implements morse.Accumulator.
+func (acc *accumulator) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
+	tm := time.Now()
+	if len(t) > 0 {
+		tm = t[0]
+	}
+	m, skipped := morse.NewMetricFromMaps(name, maps.Clone(tags), fields, tm)
+	if skipped > 0 {
+		acc.AddError(fmt.Errorf("%s: %d fields of unsupported types left out", name, skipped))
+	}
+	if len(m.Fields()) > 0 {
+		acc.AddMetric(m)
+	}
+}
+
+// AddError implements morse.Accumulator: the error is counted and logged, at most once per 30 s
+// per input, with the number held back since.
+func (acc *accumulator) AddError(err error) {
+	if err == nil {
+		return
+	}
+	ri := acc.in
+	ri.errs.Incr()
+	ri.agent.gatherErrors.Incr()
+	ri.errLog.Log(ri.log, slog.LevelError, "gather error", "error", err)
+}
+
+// process applies, in Telegraf's order, the input's filter, its name options, its tags and
+// the global tags (neither replaces a tag the metric already has), and the precision.
+func (ri *runningInput) process(m morse.Metric, st *agentState) (morse.Metric, bool) {
+	if _, line := m.Line(); line && !ri.keepsLines() {
+		m = m.Expanded()
+	}
+	if ri.cfg.Filter != nil {
+		var ok bool
+		if m, ok = ri.cfg.Filter.Apply(m); !ok {
+			return m, false
+		}
+	}
+	c := &ri.cfg.Common
+	if c.NameOverride != "" {
+		m = m.WithName(c.NameOverride)
+	}
+	if c.NamePrefix != "" || c.NameSuffix != "" {
+		m = m.WithName(c.NamePrefix + m.Name() + c.NameSuffix)
+	}
+	m = ri.addTags(m, st)
+	if m.Time().IsZero() {
+		m = m.WithTime(time.Now())
+	}
+	if st.precision > time.Nanosecond {
+		m = m.WithTime(m.Time().Round(st.precision))
+	}
+	return m, true
+}
+
+// addTags adds the input's tags, then the global tags, that m lacks. A line metric gets them
+// in its text, unless one cannot be written there as it is.
+func (ri *runningInput) addTags(m morse.Metric, st *agentState) morse.Metric {
+	return m.WithMissingTags(ri.tags).WithMissingTags(st.globalTags)
+}

@@ -1,0 +1,251 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/config"
+)
+
+// runningOutput is one configured output inside the agent: its filter and its BatchWriter.
+type runningOutput struct {
+	cfg *config.OutputConfig
+	w   *batch.Writer
+}
+
+// writesLines reports whether line metrics may reach this output's buffer unexpanded: the
+// output writes them as they are, and its filter, if any, tests names only.
+func (ro *runningOutput) writesLines() bool {
+	lw, ok := ro.cfg.Plugin.(morse.LineWriter)
+	return ok && ro.cfg.Filter.NamesOnly() && lw.WritesLines()
+}
+
+// add filters m for this output and buffers it. A metric rejected by the filter is counted as
+// filtered, not as dropped: the operator asked for it. A line metric is expanded after the
+// filter, so that one the filter rejects by name never is.
+func (ro *runningOutput) add(m morse.Metric) {
+	if ro.cfg.Filter != nil {
+		var ok bool
+		if m, ok = ro.cfg.Filter.Apply(m); !ok {
+			ro.w.CountFiltered(1)
+			return
+		}
+	}
+	if _, line := m.Line(); line && !ro.writesLines() {
+		m = m.Expanded()
+	}
+	_ = ro.w.Write(m) // ErrClosed during a reload's hand-over is already counted
+}
+
+type reloadRequest struct {
+	cfg   *config.Config
+	reply chan error
+}
+
+// Reload replaces the running config with cfg. Outputs whose config did not change keep
+// running with their buffers, so nothing is lost; so do unchanged inputs, so listeners keep
+// their sockets. If any new plugin fails to start, nothing changes and the error says why.
+func (a *Agent) Reload(ctx context.Context, cfg *config.Config) error {
+	if err := checkConfig(cfg); err != nil {
+		return err
+	}
+	if !a.running.Load() {
+		return errors.New("morse: reload: agent is not running")
+	}
+	req := reloadRequest{cfg: cfg, reply: make(chan error, 1)}
+	select {
+	case a.reloadCh <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-req.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// applyReload runs in Run's goroutine. It prepares everything new before it touches
+// anything running, so a failure leaves the agent as it was.
+func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error {
+	prev := a.cfg
+	a.cfg = cfg // setup reads the new [agent] settings, such as precision
+	outs, keptOut, err := a.reuseOutputs(cfg)
+	if err != nil {
+		a.cfg = prev
+		return err
+	}
+	ins, keptIn, err := a.reuseInputs(cfg)
+	if err == nil {
+		err = a.startNewOutputs(outs, keptOut)
+	}
+	if err != nil {
+		a.cfg = prev
+		for i, ro := range outs {
+			if !keptOut[i] && ro.w != nil {
+				_ = ro.w.Close(canceledContext())
+			}
+		}
+		return err
+	}
+	oldOuts, oldIns := a.outputs, a.inputs
+	a.outputs, a.inputs = outs, ins
+	a.state.Store(a.newState(cfg, outs))
+
+	// Inputs that go away stop before new ones start, so a listener that moved to another
+	// config entry can bind its address again.
+	goneIns := removed(oldIns, ins)
+	stopAll(goneIns)
+	for _, ri := range goneIns {
+		a.stats.Remove(ri.series)
+		if ri.pluginStats != nil {
+			ri.pluginStats.Remove()
+		}
+	}
+	var fresh []*runningInput
+	for i, ri := range ins {
+		if !keptIn[i] {
+			fresh = append(fresh, ri)
+		}
+	}
+	startErr := a.startInputs(inputsCtx, fresh)
+	gone := removed(oldOuts, outs)
+	a.retiring.Go(func() {
+		_ = a.closeOutputs(gone)
+		for _, ro := range gone {
+			ro.w.UnregisterStats()
+		}
+	})
+	a.log.Info("config reloaded", "inputs", len(ins), "outputs", len(outs),
+		"outputs_kept", countTrue(keptOut), "inputs_kept", countTrue(keptIn))
+	return startErr
+}
+
+// reuse matches each new config to a running plugin with the same name and fingerprint and
+// keeps that one; for the others it calls build. It returns the plugins in the new config's
+// order and which of them were kept.
+func reuse[C any, R any](running []R, configs []C, same func(R, C) bool, build func(C) (R, error)) ([]R, []bool, error) {
+	taken := make([]bool, len(running))
+	out := make([]R, len(configs))
+	kept := make([]bool, len(configs))
+	var errs []error
+	for i, c := range configs {
+		for j, old := range running {
+			if !taken[j] && same(old, c) {
+				taken[j], kept[i], out[i] = true, true, old
+				break
+			}
+		}
+		if !kept[i] {
+			var err error
+			out[i], err = build(c)
+			errs = append(errs, err)
+		}
+	}
+	return out, kept, errors.Join(errs...)
+}
+
+// reuseOutputs keeps running outputs whose config did not change and sets up the others
+// (not yet started).
+func (a *Agent) reuseOutputs(cfg *config.Config) ([]*runningOutput, []bool, error) {
+	same := func(ro *runningOutput, oc *config.OutputConfig) bool {
+		return ro.cfg.Name == oc.Name && oc.Fingerprint != "" && ro.cfg.Fingerprint == oc.Fingerprint
+	}
+	build := func(oc *config.OutputConfig) (*runningOutput, error) {
+		return &runningOutput{cfg: oc}, a.setupOutput(oc)
+	}
+	return reuse(a.outputs, cfg.Outputs, same, build)
+}
+
+// reuseInputs keeps running inputs whose config did not change and prepares the others.
+func (a *Agent) reuseInputs(cfg *config.Config) ([]*runningInput, []bool, error) {
+	same := func(ri *runningInput, ic *config.InputConfig) bool {
+		return ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
+	}
+	return reuse(a.inputs, cfg.Inputs, same, a.newRunningInput)
+}
+
+func (a *Agent) startNewOutputs(outs []*runningOutput, kept []bool) error {
+	for i, ro := range outs {
+		if kept[i] {
+			continue
+		}
+		if err := a.startOutput(ro); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removed lists the elements of old that are not in cur.
+func removed[T comparable](old, cur []T) []T {
+	var out []T
+	for _, x := range old {
+		if !slices.Contains(cur, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func canceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// Once gathers every input once, flushes every output and closes them, as `morse --once`
+// does. Service inputs run from before the gathers until the flush. The error reports what
+// was left unsent, so a caller can exit non-zero.
+func (a *Agent) Once(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return errors.New("morse: agent is already running")
+	}
+	defer a.running.Store(false)
+	if err := a.startOutputs(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, ri := range a.inputs {
+		errs = append(errs, ri.runOnce(ctx, ri.outputAccumulator()))
+	}
+	errs = append(errs, a.closeOutputs(a.outputs))
+	return errors.Join(errs...)
+}
+
+// Test gathers every input once and hands each processed metric to emit instead of the
+// outputs, as `morse --test` does.
+func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
+	var errs []error
+	for _, ri := range a.inputs {
+		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
+	}
+	return errors.Join(errs...)
+}
+
+// runOnce starts a service input, gathers once and stops it again.
+func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
+	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
+		if err := s.Start(ctx, acc); err != nil {
+			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
+		}
+		defer s.Stop()
+	}
+	ri.gatherOnce(ctx, acc)
+	return nil
+}

@@ -1,0 +1,187 @@
+package batch
+
+import (
+	"cmp"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/throttle"
+)
+
+// flusher takes batches out of the buffer and sends them down the sender chain, up to
+// maxInFlight at once, then books each result: written, dropped for good, or back to the
+// buffer for a retry.
+type flusher struct {
+	buf       Buffer
+	send      sender
+	batchSize int
+	flights   []flight // one per batch that may be in flight
+	drops     *dropper
+	stats     *outputStats
+	yield     *yielder
+	logRetry  func(err error) // logs a failure that will be retried, throttled
+}
+
+// flight is one batch being written and the result of its write.
+type flight struct {
+	batch []morse.Metric
+	err   error
+}
+
+func newFlusher(buf Buffer, send sender, batchSize, maxInFlight int) *flusher {
+	f := &flusher{buf: buf, send: send, batchSize: batchSize, flights: make([]flight, maxInFlight)}
+	// A batch never holds more than the buffer, so that bounds the slices kept for them.
+	for i := range f.flights {
+		f.flights[i].batch = make([]morse.Metric, 0, min(batchSize, buf.Cap()))
+	}
+	return f
+}
+
+// flush writes batches until what the buffer held at the start is written (it returns nil)
+// or a write must be retried (it returns that write's error). Metrics that arrive during the
+// flush wait for the next one: under a steady flood an unbounded flush would never end, and
+// the full-batch signal starts the next flush at once anyway. While a backlog remains, up
+// to maxInFlight batches are written at once.
+func (f *flusher) flush(ctx context.Context) error {
+	for todo := f.buf.Len(); todo > 0; {
+		n := f.take(&todo)
+		if n == 0 {
+			return nil
+		}
+		f.yield.writing(time.Now())
+		f.write(ctx, f.flights[:n])
+		f.yield.idle()
+		if err := f.settle(f.flights[:n]); err != nil {
+			return err
+		}
+		f.stats.bufferSize.Set(int64(f.buf.Len()))
+	}
+	return nil
+}
+
+// take takes up to maxInFlight batches of what is left to do out of the buffer.
+func (f *flusher) take(todo *int) int {
+	n := 0
+	for n < len(f.flights) && *todo > 0 {
+		fl := &f.flights[n]
+		fl.batch = f.buf.Batch(fl.batch[:0], min(*todo, f.batchSize))
+		if len(fl.batch) == 0 {
+			break
+		}
+		*todo -= len(fl.batch)
+		n++
+	}
+	return n
+}
+
+// write sends the batches, concurrently when there are several, and returns when every
+// send has.
+func (f *flusher) write(ctx context.Context, fs []flight) {
+	send := func(fl *flight) {
+		start := time.Now()
+		fl.err = f.send.send(ctx, fl.batch)
+		f.stats.writeTimeNs.Add(int64(time.Since(start)))
+	}
+	if len(fs) == 1 {
+		send(&fs[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range fs {
+		wg.Go(func() { send(&fs[i]) })
+	}
+	wg.Wait()
+}
+
+// settle books the writes in the order their batches left the buffer and returns the first
+// error to retry, if any. Batches to retry go back in reverse order, so that the oldest is at
+// the head again and, if the buffer filled up meanwhile, eviction takes the oldest metrics
+// of all.
+func (f *flusher) settle(fs []flight) (retryErr error) {
+	for i := range fs {
+		if morse.Classify(fs[i].err) == morse.OutcomeRetry {
+			retryErr = cmp.Or(retryErr, fs[i].err)
+			continue
+		}
+		f.buf.Accept(fs[i].batch)
+		if fs[i].err != nil {
+			f.stats.writeErrors.Incr()
+		}
+		f.stats.wrote(f.drops.settled(fs[i].batch, fs[i].err))
+	}
+	for i := len(fs) - 1; i >= 0; i-- {
+		if morse.Classify(fs[i].err) == morse.OutcomeRetry {
+			f.stats.writeErrors.Incr()
+			f.buf.Reject(fs[i].batch)
+		}
+	}
+	if retryErr != nil {
+		f.logRetry(retryErr)
+	}
+	return retryErr
+}
+
+// run is the flush goroutine. It waits for the scheduler, then flushes until the buffer is
+// empty or a write fails. A failed write is retried after the retry stage's delay, for as
+// long as it takes. When stop closes it drains what is left until ctx ends.
+func (w *Writer) run(ctx context.Context) {
+	defer close(w.done)
+	defer w.sched.close()
+	for {
+		if !w.sched.wait(w.stopping, w.buf.Len) {
+			w.drain(ctx)
+			return
+		}
+		for {
+			w.reportEvictions()
+			err := w.flusher.flush(ctx)
+			if err == nil {
+				break
+			}
+			if !w.sched.sleep(w.stopping, retryDelay(err)) {
+				w.drain(ctx)
+				return
+			}
+		}
+	}
+}
+
+// drain is the final flush of a soft shutdown: it writes until the buffer is empty, backing
+// off between failures, until ctx ends at Close's deadline.
+func (w *Writer) drain(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := w.flusher.flush(ctx)
+		if err == nil {
+			if w.buf.Len() == 0 {
+				return
+			}
+			continue // a Write that raced with Close added more
+		}
+		t := time.NewTimer(retryDelay(err))
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// reportEvictions logs how many metrics the full buffer evicted since the last report. It
+// runs once per flush, never per metric, which throttles it to the flush pace.
+func (w *Writer) reportEvictions() {
+	total := w.stats.bufferFull.Get()
+	if n := total - w.lastEvicts; n > 0 {
+		w.log.Warn("buffer full: oldest metrics dropped", "dropped_since_last_report", n,
+			"buffer_limit", w.buf.Cap())
+	}
+	w.lastEvicts = total
+}
+
+func (w *Writer) logRetry(err error) {
+	if ok, suppressed := w.retryLog.Allow(time.Now()); ok {
+		w.log.Warn("write failed, will retry", "error", err, "attempt", w.retry.attempts(),
+			"buffered", w.buf.Len(), throttle.SuppressedKey, suppressed)
+	}
+}

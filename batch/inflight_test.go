@@ -1,0 +1,207 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// slowOutput takes rtt (fake time) per write, like a sink with a long round trip, and
+// records how many writes were in flight at once. answer decides each write's result.
+type slowOutput struct {
+	testutil.ScriptOutput
+	rtt               time.Duration
+	inFlight, maxSeen atomic.Int64
+}
+
+func (o *slowOutput) Write(ctx context.Context, batch []morse.Metric) error {
+	n := o.inFlight.Add(1)
+	for {
+		m := o.maxSeen.Load()
+		if n <= m || o.maxSeen.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(o.rtt)
+	o.inFlight.Add(-1)
+	return o.ScriptOutput.Write(ctx, batch)
+}
+
+func (o *slowOutput) MaxConcurrentWrites() int { return 4 }
+
+func TestMaxInFlightHidesTheRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 4})
+		start := time.Now()
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 50))) // ten batches at once
+		time.Sleep(time.Second)
+		calls, written := out.Snapshot()
+		require.ElementsMatch(t, testutil.SeqRange(0, 50), testutil.Seqs(written), "every metric written exactly once")
+		require.Equal(t, int64(4), out.maxSeen.Load(), "four writes in flight at once")
+		require.Equal(t, 30*time.Millisecond, calls[len(calls)-1].Sub(start), "ten batches in three round trips, not ten")
+		require.Equal(t, int64(50), w.Stats().Written)
+	})
+}
+
+func TestMaxInFlightOneWritesOneAtATimeInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 1})
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 20)))
+		time.Sleep(time.Second)
+		_, written := out.Snapshot()
+		require.Equal(t, testutil.SeqRange(0, 20), testutil.Seqs(written), "one at a time keeps the order")
+		require.Equal(t, int64(1), out.maxSeen.Load())
+	})
+}
+
+func TestInFlightFailuresReturnInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		failed := map[int]bool{}
+		out := &slowOutput{rtt: time.Millisecond}
+		out.Answer = func(_ int, b []morse.Metric) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first := testutil.Seqs(b)[0]
+			// The first attempt at the batches starting at 0 and 10 fails; 5 goes through.
+			if (first == 0 || first == 10) && !failed[first] {
+				failed[first] = true
+				return errors.New("connection reset")
+			}
+			return nil
+		}
+		w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 3})
+		w.retry.policy.Rand = func() float64 { return 1 }
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 15)))
+		time.Sleep(500 * time.Millisecond) // the three writes are done; the backoff waits 1s
+		require.Equal(t, append(testutil.SeqRange(0, 5), testutil.SeqRange(10, 15)...), ringSeqs(w),
+			"the failed batches are back at the head, oldest first")
+		time.Sleep(5 * time.Second)
+		var order [][]int
+		for _, b := range out.Batches() {
+			order = append(order, testutil.Seqs(b))
+		}
+		require.Len(t, order, 5)
+		require.ElementsMatch(t, [][]int{testutil.SeqRange(0, 5), testutil.SeqRange(5, 10), testutil.SeqRange(10, 15)}, order[:3], "three in flight")
+		require.ElementsMatch(t, [][]int{testutil.SeqRange(0, 5), testutil.SeqRange(10, 15)}, order[3:], "then the two retried")
+		st := w.Stats()
+		require.Equal(t, int64(15), st.Written)
+		require.Zero(t, st.Dropped)
+		require.Equal(t, int64(2), st.WriteErrors)
+	})
+}
+
+func TestInFlightFailuresEvictTheOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		down := atomic.Bool{}
+		down.Store(true)
+		out.Answer = func(int, []morse.Metric) error {
+			if down.Load() {
+				return errors.New("connection refused")
+			}
+			return nil
+		}
+		w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 10, FlushInterval: time.Hour, MaxInFlight: 2})
+		w.retry.policy.Rand = func() float64 { return 1 }
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 10))) // two full batches leave at once
+		time.Sleep(5 * time.Millisecond)                             // both writes are in flight
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(10, 16)))
+		time.Sleep(10 * time.Millisecond) // both fail; the ring held 10..15 and room for 4
+		require.Equal(t, testutil.SeqRange(6, 16), ringSeqs(w), "the six oldest were evicted, the rest are in order")
+		down.Store(false)
+		time.Sleep(5 * time.Second)
+		_, written := out.Snapshot()
+		require.ElementsMatch(t, testutil.SeqRange(6, 16), testutil.Seqs(written), "and each arrives once")
+		st := w.Stats()
+		require.Equal(t, int64(6), st.DroppedByReason[morse.ReasonBufferFull])
+		require.Equal(t, int64(10), st.Written)
+	})
+}
+
+func TestWriterTakesMaxInFlightFromTheOutput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &slowOutput{rtt: 10 * time.Millisecond}
+		w := newTestWriter(t, out, Options{BatchSize: 10, FlushInterval: time.Hour})
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 100)))
+		time.Sleep(time.Second)
+		require.Equal(t, int64(4), out.maxSeen.Load(), "the writer honours MaxConcurrentWrites")
+		_, written := out.Snapshot()
+		require.ElementsMatch(t, testutil.SeqRange(0, 100), testutil.Seqs(written))
+	})
+}
+
+// ringSeqs lists the sequence numbers held in the writer's ring, oldest first, without
+// taking them out.
+func ringSeqs(w *Writer) []int {
+	mem := w.buf.(*MemoryBuffer)
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	ms := make([]morse.Metric, mem.r.Len())
+	for i := range ms {
+		ms[i] = mem.r.Peek(i)
+	}
+	return testutil.Seqs(ms)
+}
+
+// TestWriterYieldsWhileItsOutputWritesABacklog: a goroutine adding metrics gives up the
+// processor every 128 metrics while the output is writing and more than two batches behind,
+// and never otherwise: not while the output keeps up, not while it backs off, and not once
+// its write has hung for longer than writingFor.
+func TestWriterYieldsWhileItsOutputWritesABacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		batchSize int
+		down      bool
+		hungFor   time.Duration // how long the write has been in flight when metrics arrive
+		want      int
+	}{
+		{"writing, behind by more than two batches", 5, false, 0, 2},
+		{"writing for just under the limit, behind", 5, false, writingFor - time.Millisecond, 2},
+		{"writing, less than two batches behind", 200, false, 0, 0},
+		{"backing off, behind", 5, true, 0, 0},
+		{"a write hung for the limit, behind", 5, false, writingFor, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				out := &slowOutput{rtt: time.Hour}
+				if tc.down {
+					out.rtt = time.Millisecond
+				}
+				out.Answer = func(int, []morse.Metric) error {
+					if tc.down {
+						return errors.New("connection refused")
+					}
+					return nil
+				}
+				w := newTestWriter(t, out, Options{BatchSize: tc.batchSize, BufferLimit: 1000, FlushInterval: time.Hour, RetryInitial: time.Hour, RetryMax: time.Hour})
+				yields := 0
+				w.yield.yield = func() { yields++ }
+				require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, max(tc.batchSize, 10))))
+				if tc.down {
+					time.Sleep(20 * time.Millisecond) // the write has failed; the backoff waits
+				}
+				synctest.Wait() // the write is in flight, or the writer backs off
+				time.Sleep(tc.hungFor)
+				require.Equal(t, !tc.down, w.yield.since.Load() != 0, "a write is in flight")
+				// Fake time stands still while this goroutine runs, so the flush goroutine
+				// stays where it is: in its write, or in its backoff.
+				for i := range 300 {
+					require.NoError(t, w.Write(testutil.SeqMetrics(i, i+1)[0]))
+				}
+				require.Equal(t, tc.want, yields)
+			})
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/selfstat"
+)
+
+// Options configure a Writer, like influxdb-java's BatchOptions. Zero values take the
+// defaults shown.
+type Options struct {
+	BatchSize     int           // metrics per write; 1000
+	FlushInterval time.Duration // time between flushes; 10s
+	FlushJitter   time.Duration // each wait is FlushInterval ± FlushJitter, uniform; 0
+	BufferLimit   int           // metrics held while the sink is slow or down; 10000
+
+	// NewBuffer builds the buffer in place of the in-memory ring, for example a disk buffer.
+	// It gets BufferLimit and the Eviction that the buffer must report evictions to.
+	NewBuffer func(limit int, evict Eviction) (Buffer, error)
+
+	// MaxInFlight is how many batches may be written at once while a backlog remains. Zero
+	// takes the output's MaxConcurrentWrites when it implements morse.ConcurrentWriter, and
+	// 1 otherwise. More than one hides a sink's round trip, which otherwise caps throughput
+	// at one batch per round trip, but batches may then arrive out of order, and up to
+	// MaxInFlight batches are outside the buffer while they are in flight.
+	MaxInFlight int
+
+	// WriteTimeout bounds each write attempt: past it the write is cancelled and the batch
+	// retried. Zero takes the output's WriteTimeout when it implements morse.WriteTimeouter,
+	// and DefaultWriteTimeout otherwise.
+	WriteTimeout time.Duration
+
+	// RetryInitial and RetryMax bound the exponential backoff of a failing sink; 1s and 60s.
+	RetryInitial time.Duration
+	RetryMax     time.Duration
+
+	// OnDrop is called with every loss, exactly once per lost metric: evictions from a full
+	// buffer, batches the sink refused for good, the refused part of a partial write, and
+	// what is left at Close. It is called from the goroutine that caused the loss (an input
+	// adding to a full buffer, or the flush loop), so it must be quick and must not call the
+	// Writer. The sum of DropEvent.Count equals Stats().Dropped.
+	OnDrop func(DropEvent)
+
+	// Logger receives the writer's warnings and, unless Initialized is set, becomes the
+	// output's logger (morse.LoggerSetter); slog.Default() if nil.
+	Logger *slog.Logger
+	// Name names the output in logs and self-metrics; "output" if empty.
+	Name string
+	// Alias, when set, is added to the self-metrics' tags to tell apart two outputs of the
+	// same plugin, as Telegraf's alias option does.
+	Alias string
+
+	// Initialized says that the caller has already validated and initialised the output and
+	// given it its logger, as the agent does when it loads a config. Otherwise NewWriter does
+	// it: Validate (morse.Validator), SetLogger (morse.LoggerSetter), then Init
+	// (morse.Initializer).
+	Initialized bool
+
+	// Stats is the registry of the self-metrics (internal_write); a private one if nil.
+	Stats *selfstat.Registry
+	// Totals, when set, receive this writer's written and dropped counts too.
+	Totals *Totals
+}
+
+// Defaults for Options and the [agent] table.
+const (
+	DefaultBatchSize     = 1000
+	DefaultBufferLimit   = 10000
+	DefaultFlushInterval = 10 * time.Second
+	DefaultRetryInitial  = time.Second
+	DefaultRetryMax      = 60 * time.Second
+	// DefaultWriteTimeout bounds a write attempt of an output that has no timeout option.
+	DefaultWriteTimeout = 30 * time.Second
+
+	// MaxInFlightLimit bounds MaxInFlight: a few writes in flight hide a round trip, and many
+	// more would only hold more metrics outside the buffer's limit.
+	MaxInFlightLimit = 64
+)
+
+// withDefaults returns o with every zero value replaced by its default, some taken from out.
+func (o Options) withDefaults(out morse.Output) Options {
+	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
+	o.BufferLimit = orDefault(o.BufferLimit, DefaultBufferLimit)
+	o.RetryInitial = orDefault(o.RetryInitial, DefaultRetryInitial)
+	o.RetryMax = orDefault(o.RetryMax, DefaultRetryMax)
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = 1
+		if cw, ok := out.(morse.ConcurrentWriter); ok {
+			o.MaxInFlight = min(max(cw.MaxConcurrentWrites(), 1), MaxInFlightLimit)
+		}
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+		if wt, ok := out.(morse.WriteTimeouter); ok && wt.WriteTimeout() > 0 {
+			o.WriteTimeout = wt.WriteTimeout()
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Name == "" {
+		o.Name = "output"
+	}
+	return o
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Validate reports every option that cannot work, each naming the option.
+func (o Options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.BatchSize < 1 {
+		bad("BatchSize %d: must be at least 1", o.BatchSize)
+	}
+	if o.FlushInterval <= 0 {
+		bad("FlushInterval %s: must be positive", o.FlushInterval)
+	}
+	if o.FlushJitter < 0 || o.FlushJitter >= o.FlushInterval {
+		bad("FlushJitter %s: must be at least 0 and less than FlushInterval %s", o.FlushJitter, o.FlushInterval)
+	}
+	if o.BufferLimit < 1 {
+		bad("BufferLimit %d: must be at least 1", o.BufferLimit)
+	}
+	if o.MaxInFlight < 1 || o.MaxInFlight > MaxInFlightLimit {
+		bad("MaxInFlight %d: must be between 1 and %d", o.MaxInFlight, MaxInFlightLimit)
+	}
+	if o.WriteTimeout < 0 {
+		bad("WriteTimeout %s: must not be negative", o.WriteTimeout)
+	}
+	if o.RetryInitial <= 0 || o.RetryMax < o.RetryInitial {
+		bad("RetryInitial %s and RetryMax %s: need 0 < initial <= max", o.RetryInitial, o.RetryMax)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,235 @@
+// Package batch is morse's batching writer: a bounded buffer per output and a flush loop
+// that writes it in batches, retries what can succeed and drops, counts and reports what
+// never can. It is built as a pipeline of small parts:
+//
+//	Write ─► Buffer ─► scheduler ─► flusher ─► retry ─► timeout ─► Output.Write
+//	            │                       │
+//	            └─ evictions ─┐         └─ permanent errors, partial writes ─┐
+//	                          └──────────► dropper: counters, OnDrop, log ◄───┘
+//
+// The agent runs one Writer per output; programs embed one directly with NewWriter.
+package batch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/backoff"
+	"github.com/morse-agent/morse/internal/throttle"
+)
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("morse: batch writer is closed")
+
+// UnsentError reports the metrics that were still buffered when Close gave up. They are
+// reported to OnDrop and counted as dropped under morse.ReasonShutdown.
+type UnsentError struct {
+	Output string
+	Left   int
+}
+
+func (e *UnsentError) Error() string {
+	return fmt.Sprintf("output %s: %d metrics left unsent", e.Output, e.Left)
+}
+
+// Writer buffers metrics for one Output and writes them in batches from a goroutine of its
+// own. Write never blocks on the network, and it is safe for concurrent use.
+type Writer struct {
+	out     morse.Output
+	opts    Options
+	buf     Buffer
+	stats   *outputStats
+	drops   *dropper
+	sched   *scheduler
+	retry   *retrySender
+	flusher *flusher
+	yield   *yielder
+	log     *slog.Logger
+
+	stopping chan struct{} // closed when Close begins: the soft shutdown
+	done     chan struct{} // closed when the flush goroutine has ended
+	hardStop context.CancelFunc
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// Owned by the flush goroutine.
+	retryLog   *throttle.Throttle
+	lastEvicts int64
+}
+
+// NewWriter checks opts, prepares out (unless opts.Initialized) and starts the flush loop.
+// The output connects in the background, on the first flush, and keeps retrying, buffering
+// meanwhile, so a sink that is down at start loses nothing.
+func NewWriter(out morse.Output, opts Options) (*Writer, error) {
+	opts = opts.withDefaults(out)
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("batch writer %s: %w", opts.Name, err)
+	}
+	log := opts.Logger.With("output", opts.Name)
+	if !opts.Initialized {
+		if err := prepareOutput(out, log); err != nil {
+			return nil, fmt.Errorf("batch writer %s: %w", opts.Name, err)
+		}
+	}
+	w := &Writer{
+		out: out, opts: opts, log: log,
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
+		retryLog: throttle.New(10 * time.Second),
+	}
+	tags := map[string]string{"output": opts.Name}
+	if opts.Alias != "" {
+		tags["alias"] = opts.Alias
+	}
+	w.stats = newOutputStats(opts.Stats, tags)
+	w.stats.totals = opts.Totals
+	w.drops = newDropper(cmp.Or(opts.Alias, opts.Name), w.stats, opts.OnDrop, log)
+	buf, err := w.newBuffer()
+	if err != nil {
+		return nil, fmt.Errorf("batch writer %s: buffer: %w", opts.Name, err)
+	}
+	w.buf = buf
+	w.stats.bufferLimit.Set(int64(buf.Cap()))
+	w.stats.bufferSize.Set(int64(buf.Len()))
+
+	w.sched = newScheduler(opts.FlushInterval, opts.FlushJitter, opts.BatchSize, rand.Int64N)
+	w.retry = &retrySender{
+		next:   &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
+		policy: backoff.New(opts.RetryInitial, opts.RetryMax),
+	}
+	w.yield = newYielder(opts.BatchSize)
+	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
+	w.flusher.drops, w.flusher.stats, w.flusher.yield, w.flusher.logRetry = w.drops, w.stats, w.yield, w.logRetry
+
+	ctx, cancel := context.WithCancel(context.Background())
+	w.hardStop = cancel
+	go w.run(ctx)
+	return w, nil
+}
+
+// prepareOutput validates out, gives it its logger and initialises it, as the agent does
+// for an output it loads from a config.
+func prepareOutput(out morse.Output, log *slog.Logger) error {
+	if v, ok := out.(morse.Validator); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("output config: %w", err)
+		}
+	}
+	if l, ok := out.(morse.LoggerSetter); ok {
+		l.SetLogger(log)
+	}
+	if i, ok := out.(morse.Initializer); ok {
+		if err := i.Init(); err != nil {
+			return fmt.Errorf("output init: %w", err)
+		}
+	}
+	return nil
+}
+
+func (w *Writer) newBuffer() (Buffer, error) {
+	ev := Eviction{Report: w.drops.evicted, Keep: w.opts.OnDrop != nil}
+	if w.opts.NewBuffer != nil {
+		return w.opts.NewBuffer(w.opts.BufferLimit, ev)
+	}
+	return NewMemoryBuffer(w.opts.BufferLimit, ev), nil
+}
+
+// Write adds one metric to the buffer. When the buffer is full the oldest metric is evicted
+// and counted. It never blocks on the network. After Close it drops m, counted under
+// morse.ReasonShutdown, and returns ErrClosed.
+func (w *Writer) Write(m morse.Metric) error {
+	if w.closed.Load() {
+		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: 1, Metrics: []morse.Metric{m}, Err: ErrClosed})
+		return ErrClosed
+	}
+	w.added(1, w.buf.Add(m))
+	return nil
+}
+
+// WriteBatch adds several metrics at once, in order, as Write would one by one but cheaper.
+// It keeps no reference to ms.
+func (w *Writer) WriteBatch(ms []morse.Metric) error {
+	if w.closed.Load() {
+		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed})
+		return ErrClosed
+	}
+	w.added(len(ms), w.buf.AddBatch(ms))
+	return nil
+}
+
+func (w *Writer) added(n, size int) {
+	w.stats.added.Add(int64(n))
+	w.stats.bufferSize.Set(int64(size))
+	w.sched.added(size)
+	w.yield.afterAdd(w.stats.added.Get(), n, size)
+}
+
+// CountFiltered counts n metrics that a filter in front of the writer rejected, so that
+// they appear in the output's metrics_filtered.
+func (w *Writer) CountFiltered(n int) { w.stats.filtered.Add(int64(n)) }
+
+// Stats returns a snapshot of the writer's counters.
+func (w *Writer) Stats() Stats {
+	s := w.stats.snapshot()
+	s.BufferSize = w.buf.Len()
+	return s
+}
+
+// UnregisterStats removes the writer's self-metrics from their registry, for an output that
+// a reload took away once it is closed.
+func (w *Writer) UnregisterStats() { w.stats.unregister() }
+
+// Close shuts the writer down in two steps. The soft shutdown stops the flush schedule and
+// writes what is buffered, backing off between failures, until the buffer is empty or ctx
+// ends. Then the hard shutdown cancels the writes in flight, so Close returns soon after
+// ctx ends, reports what is left to OnDrop under morse.ReasonShutdown and closes the output.
+// If metrics were left, the error is an *UnsentError.
+func (w *Writer) Close(ctx context.Context) error {
+	w.closeOnce.Do(func() {
+		w.closed.Store(true)
+		close(w.stopping) // soft: the flush loop drains
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			w.hardStop()
+			<-w.done
+		}
+		w.hardStop()
+		var errs []error
+		if left := w.dropLeft(); left > 0 {
+			errs = append(errs, &UnsentError{Output: w.opts.Name, Left: left})
+		}
+		if err := w.out.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("output %s: close: %w", w.opts.Name, err))
+		}
+		w.closeErr = errors.Join(errs...)
+	})
+	return w.closeErr
+}
+
+// dropLeft takes what the buffer still holds out of it and reports it lost.
+func (w *Writer) dropLeft() int {
+	var left []morse.Metric
+	for w.buf.Len() > 0 {
+		n := len(left)
+		left = w.buf.Batch(left, w.buf.Len())
+		if len(left) == n {
+			break
+		}
+	}
+	w.buf.Accept(left)
+	w.stats.bufferSize.Set(int64(w.buf.Len()))
+	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(left), Metrics: left,
+		Err: &UnsentError{Output: w.opts.Name, Left: len(left)}})
+	return len(left)
+}

@@ -1,0 +1,57 @@
+package batch
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// yielder lets the goroutine that adds metrics give up the processor now and then while the
+// output is writing a backlog of more than two batches. A listener flooded flat out always
+// has data to parse, and on a busy core it would take the CPU the output needs to send what
+// it accepted, and then evict it. It never waits for room in the buffer. An output that is
+// down (backing off) is not writing, and one whose writes have hung for writingFor is
+// waiting on its sink, not short of CPU: their listeners do not yield at all.
+type yielder struct {
+	batchSize int
+	yield     func() // replaced in tests
+	// since is when the round of writes in flight began, in Unix nanoseconds; zero while
+	// none is (between rounds, and while the writer backs off).
+	since atomic.Int64
+}
+
+// yieldEvery is how many added metrics apart a writer that is behind yields the processor.
+const yieldEvery = 128
+
+// writingFor is how long a round of writes may be in flight before its output is taken to
+// be waiting on its sink rather than on the CPU.
+const writingFor = 100 * time.Millisecond
+
+func newYielder(batchSize int) *yielder {
+	return &yielder{batchSize: batchSize, yield: yieldProcessor}
+}
+
+// yieldProcessor parks the caller for a microsecond. runtime.Gosched would not do: when
+// every P is busy parsing, a P polls the network only when it has nothing else to run, and
+// Gosched hands the yielding goroutine straight back to it, so an output waiting for its
+// sink's answers would wait for the runtime's monitor, about every 10 ms. Parking lets the
+// P look for work, network completions included.
+func yieldProcessor() { time.Sleep(time.Microsecond) }
+
+// afterAdd is told of n metrics added, after which the buffer holds size and total metrics
+// have been added in all.
+func (y *yielder) afterAdd(total int64, n, size int) {
+	if size < 2*y.batchSize {
+		return
+	}
+	// Yield when the running total of added metrics passes a multiple of yieldEvery.
+	if total%yieldEvery >= int64(n) {
+		return
+	}
+	since := y.since.Load()
+	if since != 0 && time.Now().UnixNano()-since < int64(writingFor) {
+		y.yield()
+	}
+}
+
+func (y *yielder) writing(now time.Time) { y.since.Store(now.UnixNano()) }
+func (y *yielder) idle()                 { y.since.Store(0) }

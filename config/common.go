@@ -1,0 +1,190 @@
+package config
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/filter"
+)
+
+// legacyFilterKeys are Telegraf's older filter key names and the keys they stand for.
+var legacyFilterKeys = map[string]string{"fieldpass": "fieldinclude", "fielddrop": "fieldexclude"}
+
+// InputCommon holds the options that every input accepts besides its own.
+type InputCommon struct {
+	// Interval overrides [agent] interval for this input; zero inherits it.
+	Interval morse.Duration `toml:"interval"`
+	// Alias names this instance in logs and self-metrics, to tell two of a kind apart.
+	Alias string `toml:"alias"`
+	// NameOverride replaces the measurement name.
+	NameOverride string `toml:"name_override"`
+	// NamePrefix is put before the measurement name.
+	NamePrefix string `toml:"name_prefix"`
+	// NameSuffix is put after the measurement name.
+	NameSuffix string `toml:"name_suffix"`
+	// Tags are added to every metric of this input: the [inputs.NAME.tags] table.
+	Tags map[string]string `toml:"tags"`
+	// Filter is read from the filter keys at the top of the plugin's table.
+	Filter filter.Config `toml:"-"`
+}
+
+// OutputCommon holds the options that every output accepts besides its own. A zero value
+// inherits the [agent] setting, as in Telegraf; flush_jitter is the exception, because
+// "0s" must be able to turn the agent's jitter off for one output. The effective values
+// are in Plugin.Settings.
+type OutputCommon struct {
+	// Alias names this instance in logs and self-metrics.
+	Alias string `toml:"alias"`
+	// FlushInterval overrides [agent] flush_interval.
+	FlushInterval morse.Duration `toml:"flush_interval"`
+	// FlushJitter overrides [agent] flush_jitter when the key is present.
+	FlushJitter morse.Duration `toml:"flush_jitter"`
+	// MetricBatchSize overrides [agent] metric_batch_size.
+	MetricBatchSize int `toml:"metric_batch_size"`
+	// MetricBufferLimit overrides [agent] metric_buffer_limit.
+	MetricBufferLimit int `toml:"metric_buffer_limit"`
+	// Filter is read from the filter keys at the top of the plugin's table.
+	Filter filter.Config `toml:"-"`
+}
+
+// OutputSettings are an output's effective flush and buffer settings, after inheriting what
+// its table leaves out from [agent].
+type OutputSettings struct {
+	FlushInterval time.Duration // flush_interval
+	FlushJitter   time.Duration // flush_jitter
+	BatchSize     int           // metric_batch_size
+	BufferLimit   int           // metric_buffer_limit
+}
+
+// decodeCommon takes the shared options out of the plugin's table and leaves the rest for
+// Decode.
+func (p *Plugin) decodeCommon() []problem {
+	d := &decoder{}
+	filterRest := map[string]any{}
+	d.unknown = func(k string, v any) { filterRest[k] = v }
+	var filter filter.Config
+	d.table("", p.table, reflect.ValueOf(&filter).Elem())
+	for old, key := range legacyFilterKeys {
+		v, ok := filterRest[old]
+		if !ok {
+			continue
+		}
+		delete(filterRest, old)
+		if _, both := p.table[key]; both {
+			d.fail(old, "is the older name of %s: set only one of them", key)
+			continue
+		}
+		target := &filter.FieldInclude
+		if key == "fieldexclude" {
+			target = &filter.FieldExclude
+		}
+		d.value(old, v, reflect.ValueOf(target).Elem())
+	}
+
+	p.rest = map[string]any{}
+	d.unknown = func(k string, v any) { p.rest[k] = v }
+	if p.Kind == KindInputs {
+		d.table("", filterRest, reflect.ValueOf(&p.Input).Elem())
+		p.Input.Filter = filter
+	} else {
+		d.table("", filterRest, reflect.ValueOf(&p.Output).Elem())
+		p.Output.Filter = filter
+	}
+	return d.problems
+}
+
+// resolveInput computes the effective gather interval and checks it against [agent].
+func (p *Plugin) resolveInput(a AgentConfig) []problem {
+	var probs []problem
+	c := p.Input
+	p.Interval = time.Duration(a.Interval)
+	switch {
+	case c.Interval < 0:
+		probs = append(probs, problem{"interval", "must not be negative, got " + c.Interval.String()})
+	case c.Interval > 0:
+		p.Interval = time.Duration(c.Interval)
+		if a.CollectionJitter >= c.Interval {
+			probs = append(probs, problem{"interval", c.Interval.String() +
+				" must be greater than collection_jitter (" + a.CollectionJitter.String() + ", from [agent])"})
+		}
+	}
+	return probs
+}
+
+// resolveOutput computes the effective flush and buffer settings and checks the rules between
+// them, placing each problem on a key that the output's table sets.
+func (p *Plugin) resolveOutput(a AgentConfig) []problem {
+	probs := negativeOutputOptions(p.Output)
+	bad := func(key, msg string) { probs = append(probs, problem{key, msg}) }
+	c := p.Output
+	s := OutputSettings{
+		FlushInterval: time.Duration(a.FlushInterval), FlushJitter: time.Duration(a.FlushJitter),
+		BatchSize: a.MetricBatchSize, BufferLimit: a.MetricBufferLimit,
+	}
+	hasInterval, hasJitter := c.FlushInterval > 0, p.has("flush_jitter") && c.FlushJitter >= 0
+	hasBatch, hasBuffer := c.MetricBatchSize > 0, c.MetricBufferLimit > 0
+	if hasInterval {
+		s.FlushInterval = time.Duration(c.FlushInterval)
+	}
+	if hasJitter {
+		s.FlushJitter = time.Duration(c.FlushJitter)
+	}
+	if hasBatch {
+		s.BatchSize = c.MetricBatchSize
+	}
+	if hasBuffer {
+		s.BufferLimit = c.MetricBufferLimit
+	}
+	p.Settings = s
+
+	if (hasInterval || hasJitter) && s.FlushJitter >= s.FlushInterval {
+		if hasJitter {
+			bad("flush_jitter", s.FlushJitter.String()+" must be smaller than flush_interval ("+
+				s.FlushInterval.String()+fromAgent(!hasInterval)+")")
+		} else {
+			bad("flush_interval", s.FlushInterval.String()+" must be greater than flush_jitter ("+
+				s.FlushJitter.String()+fromAgent(true)+")")
+		}
+	}
+	if (hasBatch || hasBuffer) && s.BufferLimit < s.BatchSize {
+		if hasBuffer {
+			bad("metric_buffer_limit", itoa(s.BufferLimit)+" must be at least metric_batch_size ("+
+				itoa(s.BatchSize)+fromAgent(!hasBatch)+")")
+		} else {
+			bad("metric_batch_size", itoa(s.BatchSize)+" must not exceed metric_buffer_limit ("+
+				itoa(s.BufferLimit)+fromAgent(true)+")")
+		}
+	}
+	return probs
+}
+
+// negativeOutputOptions reports the options that must not be negative. A negative value then
+// inherits the agent's, so that the checks between options do not repeat the problem.
+func negativeOutputOptions(c OutputCommon) []problem {
+	var probs []problem
+	for _, d := range []struct {
+		key string
+		v   morse.Duration
+	}{{"flush_interval", c.FlushInterval}, {"flush_jitter", c.FlushJitter}} {
+		if d.v < 0 {
+			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"metric_batch_size", c.MetricBatchSize}, {"metric_buffer_limit", c.MetricBufferLimit}} {
+		if n.v < 0 {
+			probs = append(probs, problem{n.key, "must not be negative, got " + itoa(n.v)})
+		}
+	}
+	return probs
+}
+
+func fromAgent(inherited bool) string {
+	if inherited {
+		return ", from [agent]"
+	}
+	return ""
+}

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/morse-agent/morse"
+)
+
+// SampleConfig prints a complete config: [global_tags], an [agent] table holding every key at
+// its default, then the sample of each output and each input in the registry (nil means
+// morse.DefaultRegistry()), in name order. Non-empty filters keep only the named plugins, as
+// `morse config --input-filter cpu:mem` does. The text loads unchanged with Load, so
+// that it can be saved as a config and edited.
+func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) string {
+	if reg == nil {
+		reg = morse.DefaultRegistry()
+	}
+	var b strings.Builder
+	b.WriteString(sampleHeader)
+	writeAgentSample(&b, DefaultAgentConfig())
+	b.WriteString(sectionBanner("OUTPUT PLUGINS"))
+	for _, name := range filterNames(reg.OutputNames(), outputFilter) {
+		info, _ := reg.Output(name)
+		writePluginSample(&b, "outputs", name, info.Description, info.SampleConfig)
+	}
+	b.WriteString(sectionBanner("INPUT PLUGINS"))
+	for _, name := range filterNames(reg.InputNames(), inputFilter) {
+		info, _ := reg.Input(name)
+		writePluginSample(&b, "inputs", name, info.Description, info.SampleConfig)
+	}
+	return b.String()
+}
+
+const sampleHeader = `# morse configuration
+#
+# Environment variables can be used anywhere in this file:
+#   ${VAR}            the value of VAR, empty when unset
+#   ${VAR:-default}   default when VAR is unset or empty
+#   ${VAR:?message}   refuse to start with message when VAR is unset or empty
+#   $$                a literal $
+# Durations are written "10s", sizes "32MiB". Unknown keys are errors.
+
+# Tags added to every metric.
+[global_tags]
+  # dc = "us-east-1"
+  # rack = "1a"
+  # user = "${USER}"
+
+`
+
+// writeAgentSample writes the [agent] table with a's values, so that the sample always
+// matches DefaultAgentConfig.
+func writeAgentSample(b *strings.Builder, a AgentConfig) {
+	b.WriteString("# Settings that every plugin inherits unless it overrides them.\n[agent]\n")
+	item := func(comment, key string, value any) {
+		fmt.Fprintf(b, "  ## %s\n  %s = ", comment, key)
+		switch v := value.(type) {
+		case string:
+			fmt.Fprintf(b, "%q\n\n", v)
+		case fmt.Stringer:
+			fmt.Fprintf(b, "%q\n\n", v.String())
+		default:
+			fmt.Fprintf(b, "%v\n\n", v)
+		}
+	}
+	item("How often inputs gather.", "interval", a.Interval)
+	item("Align gathering to multiples of interval (:00, :10, ...).", "round_interval", a.RoundInterval)
+	item("Delay each gather by a random time up to this, to spread load; smaller than interval.",
+		"collection_jitter", a.CollectionJitter)
+	item("How often outputs write.", "flush_interval", a.FlushInterval)
+	item("Each flush waits flush_interval ± a random time up to this; smaller than flush_interval.",
+		"flush_jitter", a.FlushJitter)
+	item("The most metrics in one write. A buffer holding this many flushes at once.",
+		"metric_batch_size", a.MetricBatchSize)
+	item("How many metrics each output holds while its sink is down; then the oldest are dropped.",
+		"metric_buffer_limit", a.MetricBufferLimit)
+	item("Round timestamps to \"ns\", \"us\", \"ms\" or \"s\"; \"0s\" keeps nanoseconds.", "precision", a.Precision)
+	item("Override the host tag; empty uses the system's hostname.", "hostname", a.Hostname)
+	item("Leave the host tag out.", "omit_hostname", a.OmitHostname)
+	item("On shutdown, how long to keep flushing what the buffers hold.", "shutdown_timeout", a.ShutdownTimeout)
+	item("Log at debug level.", "debug", a.Debug)
+	item("Log errors only.", "quiet", a.Quiet)
+	item("Log to this file instead of stderr.", "logfile", a.Logfile)
+}
+
+func sectionBanner(title string) string {
+	line := strings.Repeat("#", 78)
+	return fmt.Sprintf("%s\n#%s#\n%s\n\n", line, center(title, 76), line)
+}
+
+func center(s string, width int) string {
+	pad := max(width-len(s), 0)
+	return strings.Repeat(" ", pad/2) + s + strings.Repeat(" ", pad-pad/2)
+}
+
+// writePluginSample writes one plugin's sample. Samples normally start with their own
+// [[KIND.NAME]] header; one that does not gets a header, so that the text stays loadable.
+func writePluginSample(b *strings.Builder, kind, name, description, sample string) {
+	header := "[[" + kind + "." + name + "]]"
+	if !hasHeader(sample, header) {
+		if description != "" {
+			fmt.Fprintf(b, "# %s\n", description)
+		}
+		b.WriteString(header + "\n")
+	}
+	if body := strings.TrimRight(sample, "\n"); body != "" {
+		b.WriteString(body + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// hasHeader reports whether an uncommented line of sample is header.
+func hasHeader(sample, header string) bool {
+	for line := range strings.Lines(sample) {
+		line = strings.TrimSpace(line)
+		if line == header || strings.HasPrefix(line, header+" ") || strings.HasPrefix(line, header+"#") {
+			return true
+		}
+	}
+	return false
+}
+
+// filterNames keeps the names listed in filter, or all of them when filter is empty.
+func filterNames(names, filter []string) []string {
+	if len(filter) == 0 {
+		return names
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(filter, n) })
+}
