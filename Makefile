@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps vet lint bench fuzz clean
+.PHONY: all build run test test-deps vet lint bench bench-compare fuzz clean
 
 all: build
 
@@ -43,6 +43,13 @@ bench: test-deps build
 	bash scripts/bench-idle-rss.sh $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/morse-load ./cmd/morse-load
 	$(GO) run ./internal/benche2e --morse $(BIN) --load bin/morse-load --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
+
+## bench-compare: the writer and serializer benchmarks and the end-to-end HTTP and TCP
+## scenarios for BASE (a git revision) and the working tree, interleaved ROUNDS times.
+BASE   ?= HEAD~1
+ROUNDS ?= 3
+bench-compare: test-deps
+	ROUNDS=$(ROUNDS) E2E_DURATION=$(E2E_DURATION) bash scripts/bench-compare.sh $(BASE)
 
 ## fuzz: a short run of each fuzz target beyond its seed corpus.
 fuzz:

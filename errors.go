@@ -31,6 +31,7 @@ func Permanent(reason string, err error) error {
 	return &PermanentError{Reason: reason, Err: err}
 }
 
+// Error is the underlying error's text, or the reason when there is none.
 func (e *PermanentError) Error() string {
 	if e.Err == nil {
 		return "permanent error: " + e.Reason
@@ -53,6 +54,7 @@ func Retryable(err error, after time.Duration) error {
 	return &RetryableError{Err: err, RetryAfter: after}
 }
 
+// Error is the underlying error's text, with the wait the server asked for.
 func (e *RetryableError) Error() string {
 	if e.RetryAfter > 0 {
 		return fmt.Sprintf("%v (retry after %s)", e.Err, e.RetryAfter)
@@ -84,6 +86,7 @@ type PartialWriteError struct {
 	Indices []int
 }
 
+// Error gives the counts, the reason and the server's message.
 func (e *PartialWriteError) Error() string {
 	if e.Written > 0 {
 		return fmt.Sprintf("partial write: %d written, %d dropped (%s): %v", e.Written, e.Dropped, e.Reason, e.Err)
@@ -154,6 +157,7 @@ func Errorf(key, format string, args ...any) error {
 	return &FieldError{Key: key, Err: fmt.Errorf(format, args...)}
 }
 
+// Error is "key: problem".
 func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.

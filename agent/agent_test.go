@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -254,6 +255,53 @@ func TestAgentShutdownReportsUnsentPerOutput(t *testing.T) {
 		require.Equal(t, "sink", unsent.Output)
 		require.Equal(t, 6, unsent.Left)
 		require.Equal(t, 5*time.Second, time.Since(start), "shutdown_timeout bounds the final flush")
+	})
+}
+
+// TestAgentOnDropReportsEveryOutputsLosses: the agent's drop hook hears every loss of every
+// output, by output name or alias, and its counts add up to each output's metrics_dropped.
+func TestAgentOnDropReportsEveryOutputsLosses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{"dead": true}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+`
+[[inputs.seq]]
+  count = 4
+[[outputs.sink]]
+  sink = "dead"
+  alias = "small"
+  metric_buffer_limit = 5
+  metric_batch_size = 5
+[[outputs.sink]]
+  sink = "live"
+`)
+		var mu sync.Mutex
+		lost := map[string]map[string]int{}
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger(), OnDrop: func(ev batch.DropEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			if lost[ev.Output] == nil {
+				lost[ev.Output] = map[string]int{}
+			}
+			lost[ev.Output][ev.Reason] += ev.Count
+		}})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(3500 * time.Millisecond) // four gathers of 4 into a buffer of 5
+		outs := a.Outputs()
+		var unsent *batch.UnsentError
+		require.ErrorAs(t, stop(), &unsent)
+
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, map[string]map[string]int{"small": {morse.ReasonBufferFull: 11, morse.ReasonShutdown: 5}}, lost)
+		for _, o := range a.Outputs() {
+			var sum int64
+			for _, n := range lost[cmp.Or(o.Alias, o.Name)] {
+				sum += int64(n)
+			}
+			require.Equal(t, o.Stats.Dropped, sum, "output %s", o.Name)
+		}
+		require.Len(t, outs, 2)
 	})
 }
 

@@ -36,6 +36,7 @@ type UnsentError struct {
 	Left   int
 }
 
+// Error says how many metrics the output left unsent.
 func (e *UnsentError) Error() string {
 	return fmt.Sprintf("output %s: %d metrics left unsent", e.Output, e.Left)
 }

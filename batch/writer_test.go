@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -423,4 +425,81 @@ func BenchmarkWriterWrite(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = w.Close(ctx)
+}
+
+// checkedOutput is an output with a config to check, a logger and an Init, like the plugins.
+type checkedOutput struct {
+	testutil.ScriptOutput
+	URL    string
+	log    *slog.Logger
+	inited int
+}
+
+func (o *checkedOutput) Validate() error {
+	if !strings.HasPrefix(o.URL, "http") {
+		return morse.Errorf("urls", "%q: only http and https are supported", o.URL)
+	}
+	return nil
+}
+func (o *checkedOutput) SetLogger(l *slog.Logger) { o.log = l }
+func (o *checkedOutput) Init() error              { o.inited++; return nil }
+
+func TestNewWriterPreparesTheOutput(t *testing.T) {
+	_, err := NewWriter(&checkedOutput{URL: "udp://db:8089"}, Options{Name: "influxdb"})
+	require.ErrorContains(t, err, `batch writer influxdb: output config: urls: "udp://db:8089": only http and https are supported`)
+
+	var logs strings.Builder
+	out := &checkedOutput{URL: "http://db:8086"}
+	w, err := NewWriter(out, Options{Name: "influxdb", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	require.NoError(t, w.Close(context.Background()))
+	require.Equal(t, 1, out.inited, "Init ran once")
+	require.NotNil(t, out.log, "the output got the writer's logger")
+	out.log.Info("hello")
+	require.Contains(t, logs.String(), "output=influxdb", "the output's logger names it")
+
+	pre := &checkedOutput{URL: "udp://not checked"}
+	w, err = NewWriter(pre, Options{Initialized: true})
+	require.NoError(t, err, "an output the caller prepared is left as it is")
+	require.NoError(t, w.Close(context.Background()))
+	require.Zero(t, pre.inited)
+}
+
+func TestSchedulerWaitsAndWakesOnAFullBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScheduler(10*time.Second, 0, 3, nil)
+		defer s.close()
+		stop := make(chan struct{})
+		size := 0
+		buffered := func() int { return size }
+
+		start := time.Now()
+		require.True(t, s.wait(stop, buffered))
+		require.Equal(t, 10*time.Second, time.Since(start), "no full batch: the interval")
+
+		start = time.Now()
+		go func() {
+			time.Sleep(time.Second)
+			size = 2
+			s.added(size) // not full: no wake-up
+			time.Sleep(time.Second)
+			size = 3
+			s.added(size)
+		}()
+		require.True(t, s.wait(stop, buffered))
+		require.Equal(t, 2*time.Second, time.Since(start), "a full batch flushes at once")
+
+		s.added(3) // a stale signal: the buffer was emptied since
+		size = 0
+		start = time.Now()
+		require.True(t, s.wait(stop, buffered))
+		require.Equal(t, 10*time.Second, time.Since(start))
+
+		start = time.Now()
+		require.True(t, s.sleep(stop, 4*time.Second))
+		require.Equal(t, 4*time.Second, time.Since(start))
+		close(stop)
+		require.False(t, s.wait(stop, buffered))
+		require.False(t, s.sleep(stop, time.Hour))
+	})
 }

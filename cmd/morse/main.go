@@ -17,9 +17,6 @@ import (
 	_ "github.com/morse-agent/morse/plugins/all" // every plugin morse ships
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 //go:embed default.conf
 var defaultConfig []byte
 
@@ -93,7 +90,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "version":
-		fmt.Fprintf(stdout, "morse %s\n", version)
+		fmt.Fprintf(stdout, "morse %s\n", versionString())
 		return exitOK
 	case "config":
 		fmt.Fprint(stdout, config.SampleConfig(nil, opts.inputFilter, opts.outputFilter))

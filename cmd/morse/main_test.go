@@ -360,3 +360,48 @@ func TestPaceGC(t *testing.T) {
 	paceGC()()
 	require.Equal(t, uint64(100), gogc(), "an explicit GOGC is left alone")
 }
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	info := func(mod string, kv ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{Main: debug.Module{Version: mod}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return bi
+	}
+	tests := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"go install of a tag", info("v1.4.0"), "v1.4.0"},
+		{"go build in a checkout", info("(devel)", "vcs.revision", "3b5349b0123456789abc", "vcs.modified", "false"), "3b5349b01234"},
+		{"a modified checkout", info("(devel)", "vcs.revision", "3b5349b0123456789abc", "vcs.modified", "true"), "3b5349b01234-dirty"},
+		{"a pseudo-version names its revision already", info("v0.0.0-20261123185600-3b5349b01234", "vcs.revision", "3b5349b0123456789abc"), "v0.0.0-20261123185600-3b5349b01234"},
+		{"a tag and another revision", info("v1.4.0", "vcs.revision", "abcdef0123456789"), "v1.4.0 (abcdef012345)"},
+		{"nothing recorded", info("(devel)"), "dev"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, fromBuildInfo(tc.info))
+		})
+	}
+}
+
+// TestVersionOfAPlainBuild: a binary built with plain `go build`, without ldflags, names its
+// VCS revision instead of "dev".
+func TestVersionOfAPlainBuild(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "morse")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	// Go's default is to stamp the VCS revision (-buildvcs=auto); a machine whose GOFLAGS
+	// turn that off is not what a user who runs plain `go build` has.
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	rev, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), strings.TrimSpace(string(rev)), "the revision comes from the build info")
+	require.NotContains(t, string(out), "dev\n")
+}

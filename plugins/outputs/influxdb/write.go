@@ -64,6 +64,10 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	return t.err(len(batch))
 }
 
+// WriteTimeout tells the batch writer to bound each write attempt by the timeout option, so
+// that a sink that never answers is cancelled and retried after that long.
+func (o *InfluxDB) WriteTimeout() time.Duration { return time.Duration(o.Timeout) }
+
 // concurrentWrites is how many batches the agent may have in flight to one InfluxDB output.
 // One is enough when the server answers at once; a few hide a round trip of several
 // milliseconds, which otherwise caps an output at one batch per round trip and makes a busy

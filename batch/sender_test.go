@@ -1,0 +1,130 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/backoff"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// hungOnce hangs its first `hangs` writes until their context ends, like a sink that
+// accepted the connection and never answered, then writes normally.
+type hungOnce struct {
+	testutil.ScriptOutput
+	hangs   int32
+	calls   atomic.Int32
+	timeout time.Duration
+}
+
+func (o *hungOnce) Write(ctx context.Context, batch []morse.Metric) error {
+	if o.calls.Add(1) <= o.hangs {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return o.ScriptOutput.Write(ctx, batch)
+}
+
+func (o *hungOnce) WriteTimeout() time.Duration { return o.timeout }
+
+func TestTimeoutSenderBoundsEachAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &hungOnce{hangs: 1}
+		s := &timeoutSender{next: &outputSender{out: out}, timeout: 5 * time.Second}
+		start := time.Now()
+		err := s.send(context.Background(), testutil.SeqMetrics(0, 3))
+		require.Equal(t, 5*time.Second, time.Since(start), "the attempt ends at the timeout")
+		require.ErrorIs(t, err, ErrWriteTimeout)
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "a timed-out attempt is retried")
+		require.NoError(t, s.send(context.Background(), testutil.SeqMetrics(0, 3)), "the next attempt gets a fresh deadline")
+	})
+}
+
+func TestTimeoutSenderLeavesOtherErrorsAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		refused := morse.Permanent(morse.ReasonUnableToParse, errors.New("unable to parse"))
+		out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return refused }}
+		s := &timeoutSender{next: &outputSender{out: out}, timeout: time.Second}
+		require.Equal(t, refused, s.send(context.Background(), testutil.SeqMetrics(0, 1)))
+
+		// A caller that gives up is not a timeout of the attempt.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := (&timeoutSender{next: &outputSender{out: &hungOnce{hangs: 1}}, timeout: time.Hour}).send(ctx, nil)
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotErrorIs(t, err, ErrWriteTimeout)
+	})
+}
+
+func TestRetrySenderChoosesTheDelay(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer error
+		want   []time.Duration // the delay chosen after each of three attempts; 0 for none
+	}{
+		{"success resets", nil, []time.Duration{0, 0, 0}},
+		{"backoff doubles", errors.New("connection refused"), []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{"Retry-After wins", morse.Retryable(errors.New("429"), 7*time.Second), []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second}},
+		{"permanent is not retried", morse.Permanent("x", errors.New("no")), []time.Duration{0, 0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return tc.answer }}
+			p := backoff.New(time.Second, time.Minute)
+			p.Rand = func() float64 { return 1 }
+			s := &retrySender{next: &outputSender{out: out}, policy: p}
+			for i, want := range tc.want {
+				err := s.send(context.Background(), testutil.SeqMetrics(0, 1))
+				var re *retryError
+				if want == 0 {
+					require.False(t, errors.As(err, &re), "attempt %d", i)
+					continue
+				}
+				require.ErrorAs(t, err, &re, "attempt %d", i)
+				require.Equal(t, want, re.delay, "attempt %d", i)
+				require.Equal(t, tc.answer, errors.Unwrap(err), "the sink's error is kept")
+			}
+		})
+	}
+}
+
+// TestWriterRetriesAHungWriteAndClosesInTime: the per-attempt timeout, taken from the
+// output's own timeout, cancels a hung write; the batch is retried and arrives, and a
+// writer whose sink hangs for good still closes within Close's deadline.
+func TestWriterRetriesAHungWriteAndClosesInTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &hungOnce{hangs: 2, timeout: 3 * time.Second}
+		w := newTestWriter(t, out, Options{BatchSize: 5, FlushInterval: time.Hour})
+		w.retry.policy.Rand = func() float64 { return 1 }
+		start := time.Now()
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 5)))
+		synctest.Wait()
+		// Two attempts of 3s, each followed by a backoff of 1s and 2s, then success.
+		time.Sleep(time.Minute)
+		calls, written := out.Snapshot()
+		require.Equal(t, testutil.SeqRange(0, 5), testutil.Seqs(written))
+		require.Len(t, calls, 1)
+		require.Equal(t, 3*time.Second+time.Second+3*time.Second+2*time.Second, calls[0].Sub(start))
+		require.Equal(t, int64(2), w.Stats().WriteErrors)
+
+		hung := &hungOnce{hangs: 1 << 30, timeout: time.Hour}
+		w2, err := NewWriter(hung, Options{BatchSize: 2, FlushInterval: time.Hour, Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		require.NoError(t, w2.WriteBatch(testutil.SeqMetrics(0, 2)))
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start = time.Now()
+		var unsent *UnsentError
+		require.ErrorAs(t, w2.Close(ctx), &unsent)
+		require.Equal(t, 2*time.Second, time.Since(start), "Close returns at its deadline")
+		require.Equal(t, 2, unsent.Left)
+	})
+}
