@@ -1,10 +1,10 @@
-// Package influxdb is the InfluxDB 1.x output, with Telegraf's outputs.influxdb options, and
-// a query client that reads InfluxDB's MessagePack answers row by row or column by column.
+// Package influxdb is the InfluxDB 1.x output, with Telegraf's outputs.influxdb options.
 //
 // The output sorts the server's answers into what the agent must do with a batch: keep it
 // and retry, drop it, or count a partial write exactly (see classify). It fails over between
 // several URLs on connection errors, creates the database on Connect, routes metrics to
-// databases and retention policies by tag, and compresses with gzip on request.
+// databases and retention policies by tag, and compresses with gzip on request. To read
+// InfluxDB back, see package influxquery.
 package influxdb
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -91,7 +92,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 		Env: map[string]string{"INFLUXDB_HTTP_AUTH_ENABLED": "true"},
 	})
 	in.Exec(t, "CREATE USER admin WITH PASSWORD 'admin-secret' WITH ALL PRIVILEGES") // allowed: no user yet
-	admin, err := NewClient(ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
+	admin, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
 	require.NoError(t, err)
 	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
 	require.NoError(t, err)
@@ -157,7 +158,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the
 // right to write, and then every point arrives.
-func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, batch []morse.Metric) {
+func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *influxquery.Client, batch []morse.Metric) {
 	requireStatus(t, o.Write(ctxT(t), batch), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
 
 	w := batchWriter(t, o, morse.BatchOptions{BatchSize: len(batch)})
@@ -171,7 +172,7 @@ func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, batch []mor
 	require.Equal(t, int64(len(batch)), stats.Written)
 	require.Zero(t, stats.Dropped)
 
-	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", WithDatabase("authdb"))
+	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
 	require.NoError(t, err)
 	require.Equal(t, int64(2), resp.Results[0].Series[0].Values[0][1])
 }

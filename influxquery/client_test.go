@@ -1,6 +1,7 @@
-package influxdb
+package influxquery_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,22 +11,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
 const longString = "a string longer than thirty-one bytes, so MessagePack needs str8"
 
-// clientData is written once and queried in every form.
-func clientData() []morse.Metric {
-	return []morse.Metric{
-		point("typed", 1_600_000_000_000_000_001, "#host", "a", "f", 1.5, "i", int64(-3), "s", "hi \"x\"\né", "b", true, "whole", 1.0),
-		point("typed", 1_600_000_000_000_000_002, "#host", "a", "f", 2.0, "i", int64(300), "s", longString, "b", false, "whole", 2.0),
-		point("typed", 1_600_000_000_000_000_003, "#host", "b", "f", -0.25, "i", int64(9_000_000_000), "whole", 3.0),
-		point("typed", 1_600_000_000_000_000_004, "#host", "b", "i", int64(-100_000), "s", ""),
-		point("typed", 1_600_000_000_000_000_005, "#host", "b", "f", 1e-300, "b", true),
-	}
-}
+// clientLines is written once and queried in every form. The string of the first line holds
+// a newline, which InfluxDB 1.x takes raw inside quotes.
+const clientLines = "typed,host=a b=true,f=1.5,i=-3i,s=\"hi \\\"x\\\"\né\",whole=1 1600000000000000001\n" +
+	"typed,host=a b=false,f=2,i=300i,s=\"" + longString + "\",whole=2 1600000000000000002\n" +
+	"typed,host=b f=-0.25,i=9000000000i,whole=3 1600000000000000003\n" +
+	"typed,host=b i=-100000i,s=\"\" 1600000000000000004\n" +
+	"typed,host=b f=1e-300,b=true 1600000000000000005\n"
 
 func ts(n int64) time.Time { return time.Unix(0, n).UTC() }
 
@@ -41,13 +39,14 @@ var wantRows = [][]any{
 func TestQueryClient(t *testing.T) {
 	t.Parallel()
 	in := testserver.StartInfluxDB(t, testserver.InfluxOptions{})
-	require.NoError(t, connected(t, in.URL(), "q").Write(ctxT(t), clientData()))
-	c, err := NewClient(ClientOptions{URL: in.URL(), Timeout: 10 * time.Second})
+	in.Exec(t, "CREATE DATABASE q")
+	require.Equal(t, 204, in.Write(t, "q", clientLines).Status)
+	c, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Timeout: 10 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	for _, tc := range []struct {
 		name string
-		fn   func(*testing.T, *testserver.Influx, *Client)
+		fn   func(*testing.T, *testserver.Influx, *influxquery.Client)
 	}{
 		{"MessagePack rows are typed exactly", testTypedRows},
 		{"chunks are merged", testChunksMerged},
@@ -65,39 +64,39 @@ func TestQueryClient(t *testing.T) {
 // clientQuery is the query most client tests run.
 const clientQuery = "SELECT b, f, host, i, s FROM typed"
 
-func testTypedRows(t *testing.T, in *testserver.Influx, c *Client) {
-	resp, err := c.Query(ctxT(t), clientQuery, WithDatabase("q"))
+func testTypedRows(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	resp, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"))
 	require.NoError(t, err)
 	require.Len(t, resp.Results, 1)
-	require.Equal(t, []Series{{Name: "typed", Columns: []string{"time", "b", "f", "host", "i", "s"}, Values: wantRows}},
+	require.Equal(t, []influxquery.Series{{Name: "typed", Columns: []string{"time", "b", "f", "host", "i", "s"}, Values: wantRows}},
 		resp.Results[0].Series)
 }
 
-func testChunksMerged(t *testing.T, in *testserver.Influx, c *Client) {
-	whole, err := c.Query(ctxT(t), clientQuery, WithDatabase("q"))
+func testChunksMerged(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	whole, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"))
 	require.NoError(t, err)
-	chunked, err := c.Query(ctxT(t), clientQuery, WithDatabase("q"), WithChunked(2))
+	chunked, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithChunked(2))
 	require.NoError(t, err)
 	require.Equal(t, whole, chunked)
 }
 
-func testIntegralFloats(t *testing.T, in *testserver.Influx, c *Client) {
-	mp, err := c.Query(ctxT(t), "SELECT whole FROM typed", WithDatabase("q"), WithColumnar())
+func testIntegralFloats(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	mp, err := c.Query(ctxT(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar())
 	require.NoError(t, err)
 	col := mp.Results[0].Columnar[0].Column("whole")
-	require.Equal(t, ColumnFloat, col.Type)
+	require.Equal(t, influxquery.ColumnFloat, col.Type)
 	require.Equal(t, []float64{1, 2, 3}, col.Floats)
-	js, err := c.Query(ctxT(t), "SELECT whole FROM typed", WithDatabase("q"), WithColumnar(), WithFormat(FormatJSON))
+	js, err := c.Query(ctxT(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar(), influxquery.WithFormat(influxquery.FormatJSON))
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2, 3}, js.Results[0].Columnar[0].Column("whole").Ints)
 }
 
-func testNulls(t *testing.T, in *testserver.Influx, c *Client) {
-	resp, err := c.Query(ctxT(t), clientQuery, WithDatabase("q"), WithColumnar())
+func testNulls(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	resp, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithColumnar())
 	require.NoError(t, err)
 	s := resp.Results[0].Columnar[0]
 	b := s.Column("b")
-	require.Equal(t, ColumnBool, b.Type)
+	require.Equal(t, influxquery.ColumnBool, b.Type)
 	require.Equal(t, []bool{true, false, false, false, true}, b.Bools)
 	require.Equal(t, 2, b.NullCount())
 	require.True(t, b.IsNull(2))
@@ -105,31 +104,31 @@ func testNulls(t *testing.T, in *testserver.Influx, c *Client) {
 	require.Equal(t, ts(1_600_000_000_000_000_004), s.TimeAt(3))
 }
 
-func testFailedStatement(t *testing.T, in *testserver.Influx, c *Client) {
-	resp, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", WithDatabase("q"))
-	var qe *QueryError
+func testFailedStatement(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	resp, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"))
+	var qe *influxquery.QueryError
 	require.ErrorAs(t, err, &qe)
 	require.Equal(t, http.StatusOK, qe.StatusCode)
 	require.Equal(t, "database not found: nope_db", qe.Message)
 	require.Len(t, resp.Results, 2)
 	require.Equal(t, wantRows, resp.Results[0].Series[0].Values)
-	require.Equal(t, Result{StatementID: 1, Err: "database not found: nope_db"}, resp.Results[1])
-	js, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", WithDatabase("q"), WithFormat(FormatJSON))
+	require.Equal(t, influxquery.Result{StatementID: 1, Err: "database not found: nope_db"}, resp.Results[1])
+	js, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"), influxquery.WithFormat(influxquery.FormatJSON))
 	require.Error(t, err)
 	require.Equal(t, resp, js)
 }
 
-func testParseError(t *testing.T, in *testserver.Influx, c *Client) {
-	for _, f := range []Format{FormatMsgpack, FormatJSON} {
-		_, err := c.Query(ctxT(t), "SELEC * FROM typed", WithDatabase("q"), WithFormat(f))
-		var qe *QueryError
+func testParseError(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
+	for _, f := range []influxquery.Format{influxquery.FormatMsgpack, influxquery.FormatJSON} {
+		_, err := c.Query(ctxT(t), "SELEC * FROM typed", influxquery.WithDatabase("q"), influxquery.WithFormat(f))
+		var qe *influxquery.QueryError
 		require.ErrorAs(t, err, &qe)
 		require.Equal(t, http.StatusBadRequest, qe.StatusCode)
 		require.True(t, strings.HasPrefix(qe.Message, "error parsing query: found SELEC, expected SELECT"), qe.Message)
 	}
 }
 
-func testFixtures(t *testing.T, in *testserver.Influx, c *Client) {
+func testFixtures(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
 	in.Exec(t, "CREATE DATABASE fx")
 	require.Equal(t, 204, in.Write(t, "fx", strings.Join([]string{
 		`fx b=true,f=1.5,i=-3i,s="x" 1600000000000000001`,
@@ -137,65 +136,57 @@ func testFixtures(t *testing.T, in *testserver.Influx, c *Client) {
 		`fx f=1e+21,i=9000000000i 1600000000000000003`,
 		`fx i=-200i,s="" 1600000000000000004`,
 	}, "\n")+"\n").Status)
-	fx := fixtureSeries{Name: "fx", Columns: []string{"time", "b", "f", "i", "s"}, Values: [][]any{
+	fx := influxquery.FixtureSeries{Name: "fx", Columns: []string{"time", "b", "f", "i", "s"}, Values: [][]any{
 		{ts(1_600_000_000_000_000_001), true, 1.5, int64(-3), "x"},
 		{ts(1_600_000_000_000_000_002), false, -2.25e-07, int64(300), longString},
 		{ts(1_600_000_000_000_000_003), nil, 1e21, int64(9_000_000_000), nil},
 		{ts(1_600_000_000_000_000_004), nil, nil, int64(-200), ""},
 	}}
-	require.Equal(t, encodeMsgpackAnswer(fx), rawQuery(t, in, "fx", "SELECT * FROM fx", "application/x-msgpack"))
-	require.Equal(t, string(encodeJSONAnswer(fx)), string(rawQuery(t, in, "fx", "SELECT * FROM fx", "application/json")))
+	require.Equal(t, influxquery.EncodeMsgpackAnswer(fx), rawQuery(t, in, "fx", "SELECT * FROM fx", "application/x-msgpack"))
+	require.Equal(t, string(influxquery.EncodeJSONAnswer(fx)), string(rawQuery(t, in, "fx", "SELECT * FROM fx", "application/json")))
 }
 
 // testFormsAgree queries in every form: MessagePack and JSON give the same Response, and
 // columns hold the same values as rows.
-func testFormsAgree(t *testing.T, _ *testserver.Influx, c *Client) {
+func testFormsAgree(t *testing.T, _ *testserver.Influx, c *influxquery.Client) {
 	grouped := clientQuery + " GROUP BY host"
 	for _, v := range []struct {
 		name, query string
-		opts        []QueryOption
+		opts        []influxquery.QueryOption
 	}{
 		{"plain", clientQuery, nil},
-		{"epoch=ns", clientQuery, []QueryOption{WithEpoch("ns")}},
-		{"epoch=ms", clientQuery, []QueryOption{WithEpoch("ms")}},
-		{"chunked by 2", clientQuery, []QueryOption{WithChunked(2)}},
-		{"chunked by 1, epoch=ns", clientQuery, []QueryOption{WithChunked(1), WithEpoch("ns")}},
+		{"epoch=ns", clientQuery, []influxquery.QueryOption{influxquery.WithEpoch("ns")}},
+		{"epoch=ms", clientQuery, []influxquery.QueryOption{influxquery.WithEpoch("ms")}},
+		{"chunked by 2", clientQuery, []influxquery.QueryOption{influxquery.WithChunked(2)}},
+		{"chunked by 1, epoch=ns", clientQuery, []influxquery.QueryOption{influxquery.WithChunked(1), influxquery.WithEpoch("ns")}},
 		{"GROUP BY host", grouped, nil},
-		{"GROUP BY host, chunked", grouped, []QueryOption{WithChunked(1)}},
+		{"GROUP BY host, chunked", grouped, []influxquery.QueryOption{influxquery.WithChunked(1)}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			opts := append([]QueryOption{WithDatabase("q")}, v.opts...)
+			opts := append([]influxquery.QueryOption{influxquery.WithDatabase("q")}, v.opts...)
 			for _, columnar := range []bool{false, true} {
 				o := opts
 				if columnar {
-					o = append(o, WithColumnar())
+					o = append(o, influxquery.WithColumnar())
 				}
 				mp, err := c.Query(ctxT(t), v.query, o...)
 				require.NoError(t, err)
-				js, err := c.Query(ctxT(t), v.query, append(o, WithFormat(FormatJSON))...)
+				js, err := c.Query(ctxT(t), v.query, append(o, influxquery.WithFormat(influxquery.FormatJSON))...)
 				require.NoError(t, err)
 				require.Equal(t, mp, js, "columnar=%v", columnar)
 				require.NotZero(t, len(mp.Results[0].Series)+len(mp.Results[0].Columnar))
 			}
 			rows, err := c.Query(ctxT(t), v.query, opts...)
 			require.NoError(t, err)
-			cols, err := c.Query(ctxT(t), v.query, append(opts, WithColumnar())...)
+			cols, err := c.Query(ctxT(t), v.query, append(opts, influxquery.WithColumnar())...)
 			require.NoError(t, err)
-			requireSameData(t, rows.Results[0].Series, cols.Results[0].Columnar, epochOf(opts))
+			requireSameData(t, rows.Results[0].Series, cols.Results[0].Columnar, influxquery.EpochOf(opts))
 		})
 	}
 }
 
-func epochOf(opts []QueryOption) time.Duration {
-	var c queryConfig
-	for _, o := range opts {
-		o(&c)
-	}
-	return epochUnits[c.epoch]
-}
-
 // requireSameData checks that columns hold exactly the rows' values.
-func requireSameData(t *testing.T, rows []Series, cols []ColumnarSeries, epoch time.Duration) {
+func requireSameData(t *testing.T, rows []influxquery.Series, cols []influxquery.ColumnarSeries, epoch time.Duration) {
 	t.Helper()
 	require.Len(t, cols, len(rows))
 	for k, r := range rows {
@@ -204,7 +195,7 @@ func requireSameData(t *testing.T, rows []Series, cols []ColumnarSeries, epoch t
 		require.Equal(t, r.Tags, c.Tags)
 		require.Equal(t, len(r.Values), c.Len())
 		for i, row := range r.Values {
-			want, err := timeToNanos(row[0], epoch)
+			want, err := influxquery.TimeToNanos(row[0], epoch)
 			require.NoError(t, err)
 			require.Equal(t, want, c.Time[i], "time of row %d", i)
 			for j, v := range row[1:] {
@@ -213,6 +204,14 @@ func requireSameData(t *testing.T, rows []Series, cols []ColumnarSeries, epoch t
 			}
 		}
 	}
+}
+
+// ctxT is a context bounded well inside the test's own deadline.
+func ctxT(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // rawQuery returns the body of a query answer as the server sends it.

@@ -1,10 +1,9 @@
-package influxdb
+package influxquery
 
 import (
 	"bufio"
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -185,12 +184,4 @@ func TestDecodeChunkedMsgpack(t *testing.T) {
 	require.Equal(t, []int64{1e9, 2e9, 3e9}, s[0].Time)
 	require.Equal(t, []float64{1.5, 2.5, 0}, s[0].Column("v").Floats)
 	require.True(t, s[0].Column("v").IsNull(2))
-}
-
-func TestScannerKeepsHeadAndTail(t *testing.T) {
-	a := readAnswer(400, nil, strings.NewReader(`{"error":"partial write: points beyond retention policy dropped=12"}`), 10)
-	require.True(t, a.truncated)
-	a = readAnswer(400, nil, strings.NewReader(`{"error":"x \ud83d\ude00 \u00e9"}`), 0)
-	require.Equal(t, "x 😀 é", a.msg)
-	require.Equal(t, -1, a.dropped)
 }
