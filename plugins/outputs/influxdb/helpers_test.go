@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -62,7 +63,7 @@ func point(name string, ts int64, kv ...any) morse.Metric {
 // storedTimes returns the times (ns) of the points of measurement m in db, in order.
 func storedTimes(t testing.TB, in *testserver.Influx, db, m string) []int64 {
 	t.Helper()
-	res := in.Query(t, db, "SELECT * FROM "+quoteIdent(m))
+	res := in.Query(t, db, "SELECT * FROM "+influxquery.QuoteIdent(m))
 	require.Len(t, res, 1)
 	if len(res[0].Series) == 0 {
 		return nil
