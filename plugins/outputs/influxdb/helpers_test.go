@@ -2,7 +2,6 @@ package influxdb
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -70,8 +69,8 @@ func storedTimes(t testing.TB, in *testserver.Influx, db, m string) []int64 {
 	}
 	var out []int64
 	for _, row := range res[0].Series[0].Values {
-		n, err := row[0].(json.Number).Int64()
-		require.NoError(t, err)
+		n, ok := row[0].(int64)
+		require.True(t, ok, "time %v is an integer (epoch=ns)", row[0])
 		out = append(out, n)
 	}
 	return out
