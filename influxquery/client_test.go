@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func TestQueryClient(t *testing.T) {
 		{"a query that does not parse", testParseError},
 		{"fixture encoders write what the server writes", testFixtures},
 		{"MessagePack equals JSON, rows equal columns", testFormsAgree},
+		{"the package example prints what it should", testExample},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, in, c) })
 	}
@@ -228,4 +230,44 @@ func rawQuery(t *testing.T, in *testserver.Influx, db, q, accept string) []byte 
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return b
+}
+
+// exampleLines are what the package example reads: two hosts' cpu, ten seconds apart.
+const exampleLines = `cpu,cpu=cpu-total,host=a usage_idle=96.5,usage_user=2.5 1767225600000000000
+cpu,cpu=cpu-total,host=a usage_idle=97.25,usage_user=1.75 1767225610000000000
+cpu,cpu=cpu-total,host=b usage_idle=90.5,usage_user=8 1767225600000000000
+cpu,cpu=cpu-total,host=b usage_idle=88,usage_user=10 1767225610000000000
+`
+
+// testExample runs Example against the real server and compares what it prints with
+// testdata/example.golden. Example is compiled by go test but not run, for it has no
+// Output comment: it needs a server that only a test can start.
+func testExample(t *testing.T, in *testserver.Influx, _ *influxquery.Client) {
+	in.Exec(t, "CREATE DATABASE telegraf")
+	require.Equal(t, 204, in.Write(t, "telegraf", exampleLines).Status)
+	defer func(u string) { influxURL = u }(influxURL)
+	influxURL = in.URL()
+	want, err := os.ReadFile("testdata/example.golden")
+	require.NoError(t, err)
+	require.Equal(t, string(want), stdoutOf(t, Example))
+}
+
+// stdoutOf runs fn and returns what it printed to os.Stdout.
+func stdoutOf(t *testing.T, fn func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	printed := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		printed <- b
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	defer func() { os.Stdout = stdout }()
+	fn()
+	require.NoError(t, w.Close())
+	out := <-printed
+	require.NoError(t, r.Close())
+	return string(out)
 }
