@@ -13,15 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/morse-agent/morse"
 )
 
 // ClientOptions configure a query Client.
 type ClientOptions struct {
 	URL       string // the server's base URL, such as http://127.0.0.1:8086
 	Username  string // sent as basic auth, with Password, so that neither appears in a URL
-	Password  morse.Secret
+	Password  string
 	Timeout   time.Duration // bounds each query, reading the answer included; 0: no bound
 	UserAgent string        // "morse" if empty
 	// Headers are set on every request; "Host" sets the request's Host, as a proxy in front
@@ -213,7 +211,7 @@ func (c *Client) request(ctx context.Context, q string, cfg queryConfig) (*http.
 		req.Header.Set(k, v)
 	}
 	if c.opts.Username != "" || c.opts.Password != "" {
-		req.SetBasicAuth(c.opts.Username, string(c.opts.Password))
+		req.SetBasicAuth(c.opts.Username, c.opts.Password)
 	}
 	return req, nil
 }

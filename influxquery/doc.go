@@ -6,6 +6,8 @@
 // column (ColumnarSeries, one typed slice per column). A chunked answer is merged back into
 // one Response as it is decoded.
 //
-// The InfluxDB output uses it to create databases, morse-load to count what arrived, and the
-// tests to read back what they wrote.
+// It imports nothing of morse, only the standard library and a MessagePack decoder, so any
+// program can use it, and so can the tests of every morse package (internal/testserver reads
+// InfluxDB back with it) without an import cycle. The InfluxDB output creates its databases
+// with it, and morse-load --verify counts what arrived.
 package influxquery

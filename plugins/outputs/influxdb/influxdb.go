@@ -260,7 +260,7 @@ func (o *InfluxDB) setup() error {
 	for _, s := range o.urls() {
 		u, _ := parseURL(s) // Validate has checked it
 		q, err := influxquery.NewClient(influxquery.ClientOptions{
-			URL: s, Username: o.Username, Password: o.Password, Timeout: timeoutOf(o.Timeout),
+			URL: s, Username: o.Username, Password: string(o.Password), Timeout: timeoutOf(o.Timeout),
 			UserAgent: o.UserAgent, Headers: o.HTTPHeaders, HTTPClient: o.client,
 		})
 		if err != nil {
