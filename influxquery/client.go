@@ -196,7 +196,6 @@ func (c *Client) request(ctx context.Context, q string, cfg queryConfig) (*http.
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	if cfg.format == FormatJSON {
 		req.Header.Set("Accept", "application/json")
@@ -210,6 +209,8 @@ func (c *Client) request(ctx context.Context, q string, cfg queryConfig) (*http.
 		}
 		req.Header.Set(k, v)
 	}
+	// After the configured headers: the body is a form, whatever they say.
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if c.opts.Username != "" || c.opts.Password != "" {
 		req.SetBasicAuth(c.opts.Username, c.opts.Password)
 	}

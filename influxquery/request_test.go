@@ -21,7 +21,7 @@ func TestQueryRequests(t *testing.T) {
 	rec := testserver.StartRecorder(t, in.URL())
 	c, err := influxquery.NewClient(influxquery.ClientOptions{
 		URL: rec.URL(), Username: "u", Password: "p-secret", UserAgent: "morse-test/2",
-		Headers: map[string]string{"X-Special": "yes", "Host": "db.example"},
+		Headers: map[string]string{"X-Special": "yes", "Host": "db.example", "Content-Type": "text/plain"},
 	})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
