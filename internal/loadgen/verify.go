@@ -2,15 +2,12 @@ package loadgen
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/morse-agent/morse/influxquery"
 )
 
 // VerifyConfig says where to count the lines that arrived.
@@ -60,14 +57,18 @@ func Verify(ctx context.Context, vc VerifyConfig, ms []CountedMeasurement, first
 		vc.Clock = realClock{}
 	}
 	q := countQuery(ms, firstTS, lastTS)
-	client := &http.Client{Transport: newHTTPTransport(1, 10*time.Second), Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
+	client, err := influxquery.NewClient(influxquery.ClientOptions{URL: u.String(), Timeout: 10 * time.Second,
+		UserAgent: "morse-load", HTTPClient: &http.Client{Transport: newHTTPTransport(1, 10*time.Second),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}})
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	defer client.Close()
 	start := vc.Clock.Now()
 	res := VerifyResult{Sent: sent}
 	last, changed := int64(-1), start
 	for {
-		n, err := queryCount(ctx, client, u, vc.DB, q)
+		n, err := queryCount(ctx, client, vc.DB, q)
 		if err != nil {
 			return res, err
 		}
@@ -103,67 +104,27 @@ func countQuery(ms []CountedMeasurement, firstTS, lastTS int64) string {
 			b.WriteString("; ")
 		}
 		fmt.Fprintf(&b, "SELECT count(%s) FROM %s WHERE time >= %d AND time <= %d",
-			quoteIdent(m.Field), quoteIdent(m.Name), firstTS, lastTS)
+			influxquery.QuoteIdent(m.Field), influxquery.QuoteIdent(m.Name), firstTS, lastTS)
 	}
 	return b.String()
 }
 
-// quoteIdent quotes an InfluxQL identifier.
-func quoteIdent(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-// queryAnswer is the part of InfluxDB's /query answer that a count needs.
-type queryAnswer struct {
-	Error   string `json:"error"`
-	Results []struct {
-		Error  string `json:"error"`
-		Series []struct {
-			Values [][]json.Number `json:"values"`
-		} `json:"series"`
-	} `json:"results"`
-}
-
-func queryCount(ctx context.Context, client *http.Client, base *url.URL, db, q string) (int64, error) {
-	u := *base
-	u.Path += "/query"
-	u.RawQuery = url.Values{"db": {db}, "q": {q}, "epoch": {"ns"}}.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+// queryCount runs the count statements and adds up their counts.
+func queryCount(ctx context.Context, client *influxquery.Client, db, q string) (int64, error) {
+	resp, err := client.Query(ctx, q, influxquery.WithDatabase(db), influxquery.WithEpoch("ns"))
 	if err != nil {
 		return 0, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("query: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	var ans queryAnswer
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return 0, fmt.Errorf("query: %w", err)
-	}
-	if ans.Error != "" {
-		return 0, errors.New("query: " + ans.Error)
 	}
 	var total int64
-	for _, r := range ans.Results {
-		if r.Error != "" {
-			return 0, errors.New("query: " + r.Error)
-		}
+	for _, r := range resp.Results {
 		for _, s := range r.Series {
 			for _, row := range s.Values {
 				if len(row) < 2 {
 					continue
 				}
-				n, err := strconv.ParseInt(row[1].String(), 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("query: count %q: %w", row[1], err)
+				n, ok := row[1].(int64)
+				if !ok {
+					return 0, fmt.Errorf("query: count %v is %T, not an integer", row[1], row[1])
 				}
 				total += n
 			}

@@ -66,7 +66,7 @@ func (f *fakeInflux) query(w http.ResponseWriter, r *http.Request) {
 	var results []result
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, stmt := range strings.Split(r.URL.Query().Get("q"), "; ") {
+	for i, stmt := range strings.Split(r.FormValue("q"), "; ") {
 		m := countRE.FindStringSubmatch(stmt)
 		if m == nil {
 			http.Error(w, "bad query "+stmt, http.StatusBadRequest)

@@ -1,8 +1,7 @@
 package testserver
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,71 +10,35 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/influxquery"
 )
 
 // httpClient talks to the test servers; its timeout bounds every helper call.
 var httpClient = &http.Client{Timeout: 15 * time.Second}
 
-// QueryResponse is InfluxDB's /query answer. Numbers stay json.Number, so a
-// test compares them exactly; times are integers in nanoseconds (epoch=ns).
-type QueryResponse struct {
-	Results []QueryResult `json:"results"`
-	Error   string        `json:"error,omitempty"`
-}
-
-// QueryResult is the answer to one statement.
-type QueryResult struct {
-	StatementID int      `json:"statement_id"`
-	Series      []Series `json:"series,omitempty"`
-	Error       string   `json:"error,omitempty"`
-}
-
-// Series is one series of a result.
-type Series struct {
-	Name    string            `json:"name"`
-	Tags    map[string]string `json:"tags,omitempty"`
-	Columns []string          `json:"columns"`
-	Values  [][]any           `json:"values"`
-}
-
-// Query runs q against db (GET /query, epoch=ns) and returns the results of
-// its statements. It fails the test on a transport error, a status other
-// than 200, or an error in the answer.
-func (i *Influx) Query(t testing.TB, db, q string) []QueryResult {
+// Query runs q against db (db may be empty) with times in nanoseconds (epoch=ns) and returns
+// the results of its statements, with each value typed as the server keeps it: int64,
+// float64, string, bool or nil, and the time an int64. It fails the test on any error: the
+// server's, a statement's or the transport's.
+func (i *Influx) Query(t testing.TB, db, q string) []influxquery.Result {
 	t.Helper()
-	v := url.Values{"q": {q}, "epoch": {"ns"}}
+	c, err := influxquery.NewClient(influxquery.ClientOptions{URL: i.URL(), HTTPClient: httpClient})
+	require.NoError(t, err)
+	opts := []influxquery.QueryOption{influxquery.WithEpoch("ns")}
 	if db != "" {
-		v.Set("db", db)
+		opts = append(opts, influxquery.WithDatabase(db))
 	}
-	resp, err := httpClient.Get(i.URL() + "/query?" + v.Encode())
-	require.NoError(t, err, "testserver: query %q", q)
-	return decodeQuery(t, resp, q)
+	resp, err := c.Query(context.Background(), q, opts...) // httpClient's timeout bounds it
+	require.NoError(t, err, "testserver: %q", q)
+	return resp.Results
 }
 
-// Exec runs statements that change the server, such as CREATE DATABASE or
-// CREATE RETENTION POLICY (POST /query), and fails the test on any error.
+// Exec runs statements that change the server, such as CREATE DATABASE or CREATE RETENTION
+// POLICY, and fails the test on any error.
 func (i *Influx) Exec(t testing.TB, q string) {
 	t.Helper()
-	resp, err := httpClient.PostForm(i.URL()+"/query", url.Values{"q": {q}})
-	require.NoError(t, err, "testserver: exec %q", q)
-	decodeQuery(t, resp, q)
-}
-
-func decodeQuery(t testing.TB, resp *http.Response, q string) []QueryResult {
-	t.Helper()
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "testserver: %q answered %s", q, body)
-	var out QueryResponse
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	require.NoError(t, dec.Decode(&out), "testserver: %q answered %s", q, body)
-	require.Empty(t, out.Error, "testserver: %q", q)
-	for _, r := range out.Results {
-		require.Empty(t, r.Error, "testserver: %q statement %d", q, r.StatementID)
-	}
-	return out.Results
+	i.Query(t, "", q)
 }
 
 // WriteResult is the raw answer to a /write request.

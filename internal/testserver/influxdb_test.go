@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/influxquery"
 )
 
 // requireWrite checks a /write answer exactly: status, body and the
@@ -31,8 +33,6 @@ func requireWrite(t *testing.T, got WriteResult, status int, errMsg string) {
 	require.Equal(t, strings.ReplaceAll(errMsg, "\n", " "), got.Header.Get("X-Influxdb-Error"))
 	require.Equal(t, "application/json", got.Header.Get("Content-Type"))
 }
-
-func n(s string) json.Number { return json.Number(s) }
 
 func TestInfluxDB(t *testing.T) {
 	img := InfluxImage(t)
@@ -57,12 +57,12 @@ func TestInfluxDB(t *testing.T) {
 		requireWrite(t, in.Write(t, "morse",
 			`cpu,host=a,region=eu f=1.5,i=-3i,s="hi \"x\"",b=true 1600000000000000001`+"\n"), 204, "")
 		got := in.Query(t, "morse", "SELECT * FROM cpu")
-		require.Equal(t, []QueryResult{{
+		require.Equal(t, []influxquery.Result{{
 			StatementID: 0,
-			Series: []Series{{
+			Series: []influxquery.Series{{
 				Name:    "cpu",
 				Columns: []string{"time", "b", "f", "host", "i", "region", "s"},
-				Values:  [][]any{{n("1600000000000000001"), true, n("1.5"), "a", n("-3"), "eu", `hi "x"`}},
+				Values:  [][]any{{int64(1600000000000000001), true, 1.5, "a", int64(-3), "eu", `hi "x"`}},
 			}},
 		}}, got)
 	})
@@ -83,7 +83,7 @@ func TestInfluxDB(t *testing.T) {
 		requireWrite(t, in.Write(t, "morse", "tc v=1 1\ntc v=\"x\" 2\ntc v=3 3\n"),
 			400, `partial write: field type conflict: input field "v" on measurement "tc" is type string, already exists as type float dropped=1`)
 		got := in.Query(t, "morse", "SELECT v FROM tc")
-		require.Equal(t, [][]any{{n("1"), n("1")}, {n("3"), n("3")}}, got[0].Series[0].Values)
+		require.Equal(t, [][]any{{int64(1), 1.0}, {int64(3), 3.0}}, got[0].Series[0].Values)
 	})
 
 	t.Run("timestamp older than the retention policy", func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestInfluxDB(t *testing.T) {
 		requireWrite(t, in.Write(t, "morse", "p v=1 1\np v=2 garbage\np v=3 3\n"),
 			400, `partial write: unable to parse 'p v=2 garbage': bad timestamp dropped=0`)
 		got := in.Query(t, "morse", "SELECT v FROM p")
-		require.Equal(t, [][]any{{n("1"), n("1")}, {n("3"), n("3")}}, got[0].Series[0].Values,
+		require.Equal(t, [][]any{{int64(1), 1.0}, {int64(3), 3.0}}, got[0].Series[0].Values,
 			"the valid lines around the malformed one are stored")
 	})
 
@@ -106,7 +106,7 @@ func TestInfluxDB(t *testing.T) {
 		requireWrite(t, in.Write(t, "morse", "pp v=1 1\npp v=2 x\npp v=3 3\npp v=4 y\npp v=5 5\n"),
 			400, "partial write: unable to parse 'pp v=2 x': bad timestamp\nunable to parse 'pp v=4 y': bad timestamp dropped=0")
 		got := in.Query(t, "morse", "SELECT count(v) FROM pp")
-		require.Equal(t, [][]any{{n("0"), n("3")}}, got[0].Series[0].Values)
+		require.Equal(t, [][]any{{int64(0), int64(3)}}, got[0].Series[0].Values)
 	})
 
 	t.Run("malformed line and type conflict in one batch", func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestInfluxDB(t *testing.T) {
 		requireWrite(t, in.Write(t, "morse", "mx v=1 1\nmx v=\"s\" 2\nmx v=3 x\nmx v=4 4\n"),
 			400, `partial write: field type conflict: input field "v" on measurement "mx" is type string, already exists as type float dropped=1`)
 		got := in.Query(t, "morse", "SELECT v FROM mx")
-		require.Equal(t, [][]any{{n("1"), n("1")}, {n("4"), n("4")}}, got[0].Series[0].Values)
+		require.Equal(t, [][]any{{int64(1), 1.0}, {int64(4), 4.0}}, got[0].Series[0].Values)
 	})
 
 	t.Run("missing field value among valid ones", func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestInfluxDBLimits(t *testing.T) {
 		// A quirk of the real 1.6.7 (inmem index), same on every run: the
 		// answer says dropped=1, yet besides c@13 the valid a@11 is lost too.
 		got := in.Query(t, "lim", "SELECT v FROM m WHERE time > 10")
-		require.Equal(t, [][]any{{n("12"), n("12")}, {n("14"), n("14")}, {n("15"), n("15")}}, got[0].Series[0].Values)
+		require.Equal(t, [][]any{{int64(12), 12.0}, {int64(14), 14.0}, {int64(15), 15.0}}, got[0].Series[0].Values)
 	})
 
 	t.Run("write cache full", func(t *testing.T) {
@@ -185,6 +185,6 @@ func TestInfluxDBLimits(t *testing.T) {
 		requireWrite(t, in.Write(t, "cache", b.String()),
 			500, `engine: cache-max-memory-size exceeded: (1600/1024)`)
 		got := in.Query(t, "cache", "SELECT count(v) FROM big")
-		require.Equal(t, []QueryResult{{StatementID: 0}}, got, "nothing of the rejected batch is stored")
+		require.Equal(t, []influxquery.Result{{StatementID: 0}}, got, "nothing of the rejected batch is stored")
 	})
 }

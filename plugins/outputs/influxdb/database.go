@@ -2,16 +2,11 @@ package influxdb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/influxquery"
 )
 
 // ensureDatabase creates db on the first URL that answers and reports whether it now
@@ -51,54 +46,15 @@ func (o *InfluxDB) ensureDatabase(ctx context.Context, db string) bool {
 	return false
 }
 
-// createDatabase runs CREATE DATABASE, which succeeds when the database exists already.
+// createDatabase runs CREATE DATABASE, which succeeds when the database exists already. A
+// refusal or a failed statement is a *ServerError, as the answers to writes are.
 func (o *InfluxDB) createDatabase(ctx context.Context, t target, db string) error {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeoutOf(o.Timeout))
-		defer cancel()
+	_, err := t.query.Query(ctx, "CREATE DATABASE "+influxquery.QuoteIdent(db))
+	var qe *influxquery.QueryError
+	if errors.As(err, &qe) {
+		return &ServerError{StatusCode: qe.StatusCode, Message: qe.Message, URL: t.queryURL}
 	}
-	form := url.Values{"q": {"CREATE DATABASE " + quoteIdent(db)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base.JoinPath("query").String(),
-		strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
-	}
-	o.setHeaders(req)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := o.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		a := readAnswer(resp.StatusCode, resp.Header, resp.Body, maxMessage)
-		return &ServerError{StatusCode: a.status, Message: a.msg, URL: redactURL(req.URL)}
-	}
-	var out struct {
-		Error   string `json:"error"`
-		Results []struct {
-			Error string `json:"error"`
-		} `json:"results"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMessage)).Decode(&out); err != nil {
-		return fmt.Errorf("influxdb: CREATE DATABASE: unreadable answer: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMessage))
-	msg := out.Error
-	for _, r := range out.Results {
-		msg += r.Error
-	}
-	if msg != "" {
-		return &ServerError{StatusCode: resp.StatusCode, Message: msg, URL: redactURL(req.URL)}
-	}
-	return nil
-}
-
-// quoteIdent quotes an InfluxQL identifier.
-func quoteIdent(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return `"` + r.Replace(s) + `"`
+	return err
 }
 
 // tally adds up the outcomes of the requests that make up one batch: the groups of a routed

@@ -2,9 +2,6 @@ package influxdb
 
 import (
 	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"sync"
 	"testing"
@@ -123,15 +120,15 @@ func testOmitTimestamp(t *testing.T, in *testserver.Influx) {
 }
 
 func testRequestOptions(t *testing.T, in *testserver.Influx) {
-	rec := recordingProxy(t, in.URL())
-	o := connected(t, rec.url, "headers", func(o *InfluxDB) {
+	rec := testserver.StartRecorder(t, in.URL())
+	o := connected(t, rec.URL(), "headers", func(o *InfluxDB) {
 		o.ContentEncoding, o.UserAgent = "gzip", "morse-test/1"
 		o.Username, o.Password = "u", "p-secret"
 		o.WriteConsistency, o.RetentionPolicy = "any", "autogen"
 		o.HTTPHeaders = map[string]string{"X-Special": "yes"}
 	})
 	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
-	reqs := rec.requests()
+	reqs := rec.Requests()
 	require.Len(t, reqs, 2, "CREATE DATABASE, then the write")
 	create, write := reqs[0], reqs[1]
 	require.Equal(t, "/query", create.URL.Path)
@@ -157,37 +154,6 @@ func deadURL(t *testing.T) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	return "http://" + addr
-}
-
-// recorder is a reverse proxy in front of the real server that records the requests, so
-// that the answers are the real server's.
-type recorder struct {
-	url  string
-	mu   sync.Mutex
-	reqs []*http.Request
-}
-
-func (r *recorder) requests() []*http.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*http.Request(nil), r.reqs...)
-}
-
-func recordingProxy(t *testing.T, target string) *recorder {
-	t.Helper()
-	u, err := url.Parse(target)
-	require.NoError(t, err)
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	rec := &recorder{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec.mu.Lock()
-		rec.reqs = append(rec.reqs, r.Clone(r.Context()))
-		rec.mu.Unlock()
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	rec.url = srv.URL
-	return rec
 }
 
 // testConcurrentWrites writes from several goroutines at once through one output, as the

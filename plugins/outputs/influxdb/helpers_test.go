@@ -2,7 +2,6 @@ package influxdb
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -63,15 +63,15 @@ func point(name string, ts int64, kv ...any) morse.Metric {
 // storedTimes returns the times (ns) of the points of measurement m in db, in order.
 func storedTimes(t testing.TB, in *testserver.Influx, db, m string) []int64 {
 	t.Helper()
-	res := in.Query(t, db, "SELECT * FROM "+quoteIdent(m))
+	res := in.Query(t, db, "SELECT * FROM "+influxquery.QuoteIdent(m))
 	require.Len(t, res, 1)
 	if len(res[0].Series) == 0 {
 		return nil
 	}
 	var out []int64
 	for _, row := range res[0].Series[0].Values {
-		n, err := row[0].(json.Number).Int64()
-		require.NoError(t, err)
+		n, ok := row[0].(int64)
+		require.True(t, ok, "time %v is an integer (epoch=ns)", row[0])
 		out = append(out, n)
 	}
 	return out

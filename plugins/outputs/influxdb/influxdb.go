@@ -1,10 +1,10 @@
-// Package influxdb is the InfluxDB 1.x output, with Telegraf's outputs.influxdb options, and
-// a query client that reads InfluxDB's MessagePack answers row by row or column by column.
+// Package influxdb is the InfluxDB 1.x output, with Telegraf's outputs.influxdb options.
 //
 // The output sorts the server's answers into what the agent must do with a batch: keep it
 // and retry, drop it, or count a partial write exactly (see classify). It fails over between
 // several URLs on connection errors, creates the database on Connect, routes metrics to
-// databases and retention policies by tag, and compresses with gzip on request.
+// databases and retention policies by tag, and compresses with gzip on request. To read
+// InfluxDB back, see package influxquery.
 package influxdb
 
 import (
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -98,8 +99,10 @@ type InfluxDB struct {
 
 // target is one configured URL.
 type target struct {
-	base  *url.URL // scheme, host and path prefix
-	write string   // base + /write, for errors and logs (no credentials)
+	base     *url.URL // scheme, host and path prefix
+	write    string   // base + /write, for errors and logs (no credentials)
+	query    *influxquery.Client
+	queryURL string // base + /query, for errors and logs (no credentials)
 }
 
 // New returns an output with Telegraf's defaults.
@@ -256,8 +259,15 @@ func (o *InfluxDB) setup() error {
 	o.targets = o.targets[:0]
 	for _, s := range o.urls() {
 		u, _ := parseURL(s) // Validate has checked it
-		w := u.JoinPath("write")
-		o.targets = append(o.targets, target{base: u, write: redactURL(w)})
+		q, err := influxquery.NewClient(influxquery.ClientOptions{
+			URL: s, Username: o.Username, Password: string(o.Password), Timeout: timeoutOf(o.Timeout),
+			UserAgent: o.UserAgent, Headers: o.HTTPHeaders, HTTPClient: o.client,
+		})
+		if err != nil {
+			return err
+		}
+		o.targets = append(o.targets, target{base: u, write: redactURL(u.JoinPath("write")), query: q,
+			queryURL: redactURL(u.JoinPath("query"))})
 	}
 	o.current.Store(0)
 	o.ser = influx.New(influx.Options{UintSupport: o.InfluxUintSupport})

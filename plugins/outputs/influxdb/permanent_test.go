@@ -8,6 +8,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -35,7 +36,7 @@ func uints(o *InfluxDB) { o.InfluxUintSupport = true }
 
 // floatField creates the database with a float field v in m, at time 1.
 func floatField(t *testing.T, in *testserver.Influx, db string) {
-	in.Exec(t, "CREATE DATABASE "+quoteIdent(db))
+	in.Exec(t, "CREATE DATABASE "+influxquery.QuoteIdent(db))
 	require.Equal(t, 204, in.Write(t, db, "m v=0.5 1\n").Status)
 }
 
@@ -52,7 +53,7 @@ var permanentCases = []permanentCase{{
 }, {
 	name: "timestamp older than the retention policy",
 	setup: func(t *testing.T, in *testserver.Influx, db string) {
-		in.Exec(t, "CREATE DATABASE "+quoteIdent(db)+" WITH DURATION 1h")
+		in.Exec(t, "CREATE DATABASE "+influxquery.QuoteIdent(db)+" WITH DURATION 1h")
 	},
 	batch:  []morse.Metric{point("m", 1e9, "v", 1.0), point("m", now, "v", 2.0)},
 	want:   want{outcome: morse.OutcomePartial, reason: morse.ReasonBeyondRetention, dropped: 1},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
@@ -92,7 +93,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 		Env: map[string]string{"INFLUXDB_HTTP_AUTH_ENABLED": "true"},
 	})
 	in.Exec(t, "CREATE USER admin WITH PASSWORD 'admin-secret' WITH ALL PRIVILEGES") // allowed: no user yet
-	admin, err := NewClient(ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
+	admin, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
 	require.NoError(t, err)
 	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
 	require.NoError(t, err)
@@ -158,7 +159,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the
 // right to write, and then every point arrives.
-func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, ms []morse.Metric) {
+func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *influxquery.Client, ms []morse.Metric) {
 	requireStatus(t, o.Write(ctxT(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
 
 	w := batchWriter(t, o, batch.Options{BatchSize: len(ms)})
@@ -172,7 +173,7 @@ func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *Client, ms []morse.
 	require.Equal(t, int64(len(ms)), stats.Written)
 	require.Zero(t, stats.Dropped)
 
-	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", WithDatabase("authdb"))
+	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
 	require.NoError(t, err)
 	require.Equal(t, int64(2), resp.Results[0].Series[0].Values[0][1])
 }

@@ -1,4 +1,4 @@
-package influxdb
+package influxquery
 
 import (
 	"encoding/json"

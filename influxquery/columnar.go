@@ -1,8 +1,9 @@
-package influxdb
+package influxquery
 
 import (
 	"math"
 	"math/bits"
+	"strconv"
 	"time"
 )
 
@@ -21,6 +22,19 @@ const (
 	ColumnBool                     // Bools
 	ColumnMixed                    // Mixed, values of several types
 )
+
+var columnTypeNames = [...]string{
+	ColumnNull: "null", ColumnFloat: "float", ColumnInt: "int", ColumnUint: "uint",
+	ColumnString: "string", ColumnBool: "bool", ColumnMixed: "mixed",
+}
+
+// String names the type, as a log line or a test failure should show it.
+func (t ColumnType) String() string {
+	if int(t) < len(columnTypeNames) {
+		return columnTypeNames[t]
+	}
+	return "ColumnType(" + strconv.Itoa(int(t)) + ")"
+}
 
 // ColumnarSeries is one series of a result, column by column: each column is one typed
 // slice, with a bitmap of nulls, rather than a slice of boxed values per row.

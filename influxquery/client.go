@@ -1,8 +1,10 @@
-package influxdb
+package influxquery
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"mime"
@@ -11,21 +13,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/morse-agent/morse"
 )
 
 // ClientOptions configure a query Client.
 type ClientOptions struct {
 	URL       string // the server's base URL, such as http://127.0.0.1:8086
-	Username  string
-	Password  morse.Secret
+	Username  string // sent as basic auth, with Password, so that neither appears in a URL
+	Password  string
 	Timeout   time.Duration // bounds each query, reading the answer included; 0: no bound
 	UserAgent string        // "morse" if empty
-	Headers   map[string]string
-	TLS       TLSOptions
-	// HTTPClient replaces the client built from TLS, for example to share a transport.
-	// Timeout still applies, per query.
+	// Headers are set on every request; "Host" sets the request's Host, as a proxy in front
+	// of the server may need.
+	Headers map[string]string
+	// TLSConfig is used for https URLs; nil means Go's defaults, which verify the server.
+	TLSConfig *tls.Config
+	// HTTPClient replaces the client built from TLSConfig, for example to share a transport
+	// or to set a proxy. Timeout still applies, per query.
 	HTTPClient *http.Client
 }
 
@@ -49,12 +52,8 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		tlsCfg, err := opts.TLS.Config()
-		if err != nil {
-			return nil, fmt.Errorf("influxdb client: %w", err)
-		}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.TLSClientConfig = tlsCfg
+		tr.TLSClientConfig = opts.TLSConfig
 		hc = &http.Client{Transport: tr}
 	}
 	return &Client{base: u, opts: opts, http: hc}, nil
@@ -137,26 +136,41 @@ func (c *Client) Query(ctx context.Context, q string, opts ...QueryOption) (*Res
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, refusal(resp)
+	}
 	out := &Response{}
 	body := bufio.NewReaderSize(resp.Body, 64<<10)
 	if err := decodeAnswer(body, resp.Header.Get("Content-Type"), out, cfg.columnar, epoch); err != nil {
-		if resp.StatusCode != http.StatusOK {
-			return nil, &QueryError{StatusCode: resp.StatusCode, Message: resp.Status}
-		}
 		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, body)
-	if resp.StatusCode != http.StatusOK {
-		msg := out.Err
-		if msg == "" {
-			msg = resp.Status
-		}
-		return nil, &QueryError{StatusCode: resp.StatusCode, Message: msg}
-	}
 	if err := out.Error(); err != nil {
 		return out, &QueryError{StatusCode: resp.StatusCode, Message: err.Error()}
 	}
 	return out, nil
+}
+
+// maxRefusal bounds how much of an answer other than 200 is read: it is an error message.
+const maxRefusal = 64 << 10
+
+// refusal reads the answer to a query that the server refused: InfluxDB's error document
+// when it is one, else the body as text (a proxy's page, say), else the status line.
+func refusal(resp *http.Response) *QueryError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusal))
+	qe := &QueryError{StatusCode: resp.StatusCode, Message: resp.Status}
+	var out Response
+	r := bufio.NewReader(bytes.NewReader(body))
+	if decodeAnswer(r, resp.Header.Get("Content-Type"), &out, false, 0) == nil {
+		if err := out.Error(); err != nil {
+			qe.Message = err.Error()
+		}
+		return qe
+	}
+	if text := strings.TrimSpace(string(body)); text != "" {
+		qe.Message = text
+	}
+	return qe
 }
 
 // request builds the POST /query request. POST works for every statement, reading or not,
@@ -182,7 +196,6 @@ func (c *Client) request(ctx context.Context, q string, cfg queryConfig) (*http.
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	if cfg.format == FormatJSON {
 		req.Header.Set("Accept", "application/json")
@@ -190,10 +203,16 @@ func (c *Client) request(ctx context.Context, q string, cfg queryConfig) (*http.
 		req.Header.Set("Accept", "application/x-msgpack")
 	}
 	for k, v := range c.opts.Headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v // net/http ignores a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
+	// After the configured headers: the body is a form, whatever they say.
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if c.opts.Username != "" || c.opts.Password != "" {
-		req.SetBasicAuth(c.opts.Username, string(c.opts.Password))
+		req.SetBasicAuth(c.opts.Username, c.opts.Password)
 	}
 	return req, nil
 }
@@ -221,3 +240,30 @@ func decodeAnswer(r *bufio.Reader, contentType string, resp *Response, columnar 
 	text, _ := io.ReadAll(io.LimitReader(r, 512))
 	return fmt.Errorf("influxdb: unreadable answer (Content-Type %q): %q", contentType, text)
 }
+
+// parseURL checks a server's base URL. Its errors never show credentials.
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	shown := *u
+	shown.User = nil
+	switch {
+	case u.User != nil:
+		return nil, fmt.Errorf("%q: put credentials in Username and Password, not in the URL, so that they are never logged", &shown)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%q: the scheme must be http or https", &shown)
+	case u.Host == "":
+		return nil, fmt.Errorf("%q: no host", &shown)
+	}
+	return u, nil
+}
+
+// QuoteIdent quotes an InfluxQL identifier, such as a database, measurement or field name,
+// so that any name can be put in a query.
+func QuoteIdent(s string) string {
+	return `"` + identEscaper.Replace(s) + `"`
+}
+
+var identEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

@@ -1,10 +1,9 @@
-package influxdb
+package influxquery
 
 import (
 	"bufio"
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,38 +110,6 @@ func TestDecodeJSONNumbers(t *testing.T) {
 	}, resp.Results[0].Series[0].Values)
 }
 
-func TestColumnPromotion(t *testing.T) {
-	var c Column
-	c.AppendNull()
-	c.AppendInt(2)
-	c.AppendFloat(2.5)
-	require.Equal(t, ColumnFloat, c.Type)
-	require.Equal(t, []float64{0, 2, 2.5}, c.Floats)
-	require.Nil(t, c.Value(0))
-	c.AppendInt(-1)
-	c.AppendUint(7)
-	require.Equal(t, []float64{0, 2, 2.5, -1, 7}, c.Floats)
-	c.AppendBool(true)
-	require.Equal(t, ColumnMixed, c.Type)
-	require.Equal(t, []any{nil, 2.0, 2.5, -1.0, 7.0, true}, c.Mixed)
-	require.Equal(t, 6, c.Len())
-	require.Equal(t, 1, c.NullCount())
-
-	var u Column
-	u.AppendUint(math.MaxUint64)
-	u.AppendInt(-1)
-	require.Equal(t, ColumnMixed, u.Type)
-
-	var nulls Column
-	for range 130 {
-		nulls.AppendNull()
-	}
-	nulls.AppendString("late")
-	require.Equal(t, 130, nulls.NullCount())
-	require.Equal(t, "late", nulls.Value(130))
-	require.Len(t, nulls.Strings, 131)
-}
-
 func TestDecodeChunkedMsgpack(t *testing.T) {
 	// Three documents of one statement; the first two say partial, as InfluxDB's do.
 	chunk := func(rows [][]any, partial bool) []byte {
@@ -185,12 +152,4 @@ func TestDecodeChunkedMsgpack(t *testing.T) {
 	require.Equal(t, []int64{1e9, 2e9, 3e9}, s[0].Time)
 	require.Equal(t, []float64{1.5, 2.5, 0}, s[0].Column("v").Floats)
 	require.True(t, s[0].Column("v").IsNull(2))
-}
-
-func TestScannerKeepsHeadAndTail(t *testing.T) {
-	a := readAnswer(400, nil, strings.NewReader(`{"error":"partial write: points beyond retention policy dropped=12"}`), 10)
-	require.True(t, a.truncated)
-	a = readAnswer(400, nil, strings.NewReader(`{"error":"x \ud83d\ude00 \u00e9"}`), 0)
-	require.Equal(t, "x 😀 é", a.msg)
-	require.Equal(t, -1, a.dropped)
 }
