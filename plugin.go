@@ -98,3 +98,26 @@ type PrecisionSetter interface {
 type WriteTimeouter interface {
 	WriteTimeout() time.Duration
 }
+
+// Processor changes, drops or adds metrics on their way from the inputs to the outputs, as
+// Telegraf's processors do. The agent calls Apply from the goroutine of the input that added
+// the metrics, so it must be safe for concurrent use and must never block on I/O: a slow
+// processor would slow the input down.
+type Processor interface {
+	// Apply processes in and returns what to pass on, in order. It may reuse in's backing
+	// array for the result. Metrics are values: a processor changes one by building a new
+	// one (WithTag, WithField, ...), never by writing to the slices it shares.
+	Apply(in []Metric) []Metric
+}
+
+// Aggregator summarises the metrics of each period, as Telegraf's aggregators do. The agent
+// calls Add for every metric the aggregator's filter passes, then, once per period, Push
+// and Reset, never concurrently with each other.
+type Aggregator interface {
+	// Add takes one metric into the current period.
+	Add(m Metric)
+	// Push adds the period's summary metrics to acc.
+	Push(acc Accumulator)
+	// Reset starts a new period.
+	Reset()
+}
