@@ -41,7 +41,7 @@ type AggregatorInfo struct {
 // Registry holds the plugins that a config can name. Plugins add themselves to the default
 // registry in init(); tests build their own.
 type Registry struct {
-	mu      sync.RWMutex
+	mu          sync.RWMutex
 	inputs      map[string]InputInfo
 	outputs     map[string]OutputInfo
 	processors  map[string]ProcessorInfo
