@@ -32,6 +32,7 @@ type AgentOptions struct {
 // agentState is what the hot path of a metric reads: the outputs to fan out to and the tags
 // and precision to apply. A reload swaps it whole, atomically, so inputs never take a lock.
 type agentState struct {
+	inputs        []*runningInput // for the watchdog and status, never the hot path
 	outputs       []*runningOutput
 	globalTags    []morse.Tag // sorted, host included
 	precision     time.Duration
@@ -96,12 +97,12 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	a.state.Store(a.newState(cfg, nil))
+	a.state.Store(a.newState(cfg, a.inputs, nil))
 	return a, nil
 }
 
 // newState derives the hot-path state of cfg with the given outputs.
-func (a *Agent) newState(cfg *config.Config, outputs []*runningOutput) *agentState {
+func (a *Agent) newState(cfg *config.Config, inputs []*runningInput, outputs []*runningOutput) *agentState {
 	tags := make([]morse.Tag, 0, len(cfg.GlobalTags)+1)
 	for k, v := range cfg.GlobalTags {
 		tags = append(tags, morse.Tag{Key: k, Value: v})
@@ -113,7 +114,7 @@ func (a *Agent) newState(cfg *config.Config, outputs []*runningOutput) *agentSta
 	}
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 	return &agentState{
-		outputs: outputs, globalTags: tags,
+		inputs: inputs, outputs: outputs, globalTags: tags,
 		precision:     cfg.Agent.Precision.Duration(),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
 		roundInterval: cfg.Agent.RoundInterval,
@@ -186,7 +187,7 @@ func (a *Agent) startOutputs() error {
 			return errors.Join(err, a.closeOutputs(a.outputs))
 		}
 	}
-	a.state.Store(a.newState(a.cfg, a.outputs))
+	a.state.Store(a.newState(a.cfg, a.inputs, a.outputs))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/busy"
 	"github.com/morse-agent/morse/internal/throttle"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -29,6 +30,8 @@ type runningInput struct {
 	gathered, errs, gatherTime, timeouts *selfstat.Counter
 
 	errLog *throttle.Throttle
+	// gathering is since when the gather in progress runs, for the watchdog (Agent.Stuck).
+	gathering busy.Since
 
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -148,7 +151,9 @@ func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
 	gctx, cancel := context.WithTimeout(ctx, ri.interval())
 	defer cancel()
 	start := time.Now()
+	ri.gathering.Start(start)
 	err := ri.cfg.Plugin.Gather(gctx, acc)
+	ri.gathering.Done()
 	ri.gatherTime.Add(int64(time.Since(start)))
 	if errors.Is(gctx.Err(), context.DeadlineExceeded) {
 		ri.timeouts.Incr()

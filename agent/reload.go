@@ -95,7 +95,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	oldOuts, oldIns := a.outputs, a.inputs
 	a.outputs, a.inputs = outs, ins
-	a.state.Store(a.newState(cfg, outs))
+	a.state.Store(a.newState(cfg, ins, outs))
 
 	// Inputs that go away stop before new ones start, so a listener that moved to another
 	// config entry can bind its address again.

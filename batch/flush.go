@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/busy"
 	"github.com/morse-agent/morse/internal/throttle"
 )
 
@@ -20,7 +21,7 @@ type flusher struct {
 	flights   []flight // one per batch that may be in flight
 	drops     *dropper
 	stats     *outputStats
-	yield     *yielder
+	writing   busy.Since      // a round of writes in flight
 	logRetry  func(err error) // logs a failure that will be retried, throttled
 }
 
@@ -50,9 +51,9 @@ func (f *flusher) flush(ctx context.Context) error {
 		if n == 0 {
 			return nil
 		}
-		f.yield.writing(time.Now())
+		f.writing.Start(time.Now())
 		f.write(ctx, f.flights[:n])
-		f.yield.idle()
+		f.writing.Done()
 		if err := f.settle(f.flights[:n]); err != nil {
 			return err
 		}

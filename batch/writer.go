@@ -108,9 +108,9 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 		next:   &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
 		policy: backoff.New(opts.RetryInitial, opts.RetryMax),
 	}
-	w.yield = newYielder(opts.BatchSize)
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
-	w.flusher.drops, w.flusher.stats, w.flusher.yield, w.flusher.logRetry = w.drops, w.stats, w.yield, w.logRetry
+	w.flusher.drops, w.flusher.stats, w.flusher.logRetry = w.drops, w.stats, w.logRetry
+	w.yield = newYielder(opts.BatchSize, &w.flusher.writing)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.hardStop = cancel
@@ -173,6 +173,14 @@ func (w *Writer) added(n, size int) {
 	w.stats.bufferSize.Set(int64(size))
 	w.sched.added(size)
 	w.yield.afterAdd(w.stats.added.Get(), n, size)
+}
+
+// WritingFor is how long the flush loop has been writing its current round of batches at
+// now, and false while it waits for the next flush or backs off. Each attempt is bounded by the
+// write timeout, so a value well past it means a write that ignores its context has wedged
+// the loop, which a watchdog should not hide.
+func (w *Writer) WritingFor(now time.Time) (time.Duration, bool) {
+	return w.flusher.writing.For(now)
 }
 
 // CountFiltered counts n metrics that a filter in front of the writer rejected, so that

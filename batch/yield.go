@@ -1,8 +1,9 @@
 package batch
 
 import (
-	"sync/atomic"
 	"time"
+
+	"github.com/morse-agent/morse/internal/busy"
 )
 
 // yielder lets the goroutine that adds metrics give up the processor now and then while the
@@ -14,9 +15,9 @@ import (
 type yielder struct {
 	batchSize int
 	yield     func() // replaced in tests
-	// since is when the round of writes in flight began, in Unix nanoseconds; zero while
-	// none is (between rounds, and while the writer backs off).
-	since atomic.Int64
+	// writing is the flusher's: since when the round of writes in flight began; none
+	// between rounds and while the writer backs off.
+	writing *busy.Since
 }
 
 // yieldEvery is how many added metrics apart a writer that is behind yields the processor.
@@ -26,8 +27,8 @@ const yieldEvery = 128
 // be waiting on its sink rather than on the CPU.
 const writingFor = 100 * time.Millisecond
 
-func newYielder(batchSize int) *yielder {
-	return &yielder{batchSize: batchSize, yield: yieldProcessor}
+func newYielder(batchSize int, writing *busy.Since) *yielder {
+	return &yielder{batchSize: batchSize, yield: yieldProcessor, writing: writing}
 }
 
 // yieldProcessor parks the caller for a microsecond. runtime.Gosched would not do: when
@@ -47,11 +48,7 @@ func (y *yielder) afterAdd(total int64, n, size int) {
 	if total%yieldEvery >= int64(n) {
 		return
 	}
-	since := y.since.Load()
-	if since != 0 && time.Now().UnixNano()-since < int64(writingFor) {
+	if d, busy := y.writing.For(time.Now()); busy && d < writingFor {
 		y.yield()
 	}
 }
-
-func (y *yielder) writing(now time.Time) { y.since.Store(now.UnixNano()) }
-func (y *yielder) idle()                 { y.since.Store(0) }

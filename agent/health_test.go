@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// wedgedInput blocks in Gather, ignoring its context, until release is closed.
+type wedgedInput struct{ release chan struct{} }
+
+func (w *wedgedInput) Gather(context.Context, morse.Accumulator) error {
+	<-w.release
+	return nil
+}
+
+// wedgedOutput blocks in Write, ignoring its context, until release is closed.
+type wedgedOutput struct {
+	testutil.ScriptOutput
+	release chan struct{}
+}
+
+func (w *wedgedOutput) Write(ctx context.Context, b []morse.Metric) error {
+	<-w.release
+	return w.ScriptOutput.Write(ctx, b)
+}
+
+func (w *wedgedOutput) WriteTimeout() time.Duration { return 5 * time.Second }
+
+// TestStuckNamesWedgedLoopsOnly: waiting for the next gather or flush, or backing off, is
+// progress; a gather or a write that ignores its context past the limit is named.
+func TestStuckNamesWedgedLoopsOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		cfg := config.DefaultConfig()
+		cfg.Agent.OmitHostname, cfg.Agent.RoundInterval = true, false
+		cfg.AddInput("seq", &seqInput{Count: 1, Name: "m"})
+		cfg.AddOutput("fine", &testutil.ScriptOutput{})
+		cfg.AddOutput("down", &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return context.DeadlineExceeded }})
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(time.Minute)
+		require.Empty(t, a.Stuck(time.Now(), 30*time.Second), "gathering, flushing and backing off are progress")
+		require.Contains(t, a.Status(), "1 inputs, 2 outputs; 7 metrics buffered, 7 written, 0 dropped")
+		require.ErrorContains(t, stop(), "output down: 7 metrics left unsent")
+
+		cfg = config.DefaultConfig()
+		cfg.Agent.OmitHostname, cfg.Agent.RoundInterval = true, false
+		cfg.AddInput("wedged", &wedgedInput{release: release})
+		cfg.AddInput("seq", &seqInput{Count: 1, Name: "m"})
+		cfg.AddOutput("wedged", &wedgedOutput{release: release}).FlushInterval = time.Second
+		a, err = NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop = runAgent(t, a)
+		time.Sleep(20 * time.Second)
+		require.Empty(t, a.Stuck(time.Now(), 30*time.Second), "not yet past the limit")
+		time.Sleep(20 * time.Second)
+		stuck := a.Stuck(time.Now(), 30*time.Second)
+		require.Len(t, stuck, 2)
+		require.Contains(t, stuck[0], "inputs.wedged (gathering for 40s)")
+		require.Contains(t, stuck[1], "outputs.wedged (writing for 39s)")
+		close(release)
+		synctest.Wait()
+		require.Empty(t, a.Stuck(time.Now(), 30*time.Second), "released, they make progress again")
+		_ = stop()
+	})
+}
