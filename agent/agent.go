@@ -33,6 +33,7 @@ type AgentOptions struct {
 // and precision to apply. A reload swaps it whole, atomically, so inputs never take a lock.
 type agentState struct {
 	inputs        []*runningInput // for the watchdog and status, never the hot path
+	stage         *stage          // processors and aggregators; nil when there are none
 	outputs       []*runningOutput
 	globalTags    []morse.Tag // sorted, host included
 	precision     time.Duration
@@ -56,6 +57,8 @@ type Agent struct {
 	gathered, gatherErrors, written, dropped *selfstat.Counter // internal_agent
 
 	// Owned by the goroutine in Run.
+	stage    *stage
+	stopAggs func() // stops the aggregators' goroutines after a last push
 	inputs   []*runningInput
 	outputs  []*runningOutput
 	retiring sync.WaitGroup // outputs that a reload removed, still flushing
@@ -97,6 +100,7 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	a.stage = newStage(cfg)
 	a.state.Store(a.newState(cfg, a.inputs, nil))
 	return a, nil
 }
@@ -114,11 +118,11 @@ func (a *Agent) newState(cfg *config.Config, inputs []*runningInput, outputs []*
 	}
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 	return &agentState{
-		inputs: inputs, outputs: outputs, globalTags: tags,
+		inputs: inputs, outputs: outputs, globalTags: tags, stage: a.stage,
 		precision:     cfg.Agent.Precision.Duration(),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
 		roundInterval: cfg.Agent.RoundInterval,
-		linesPass:     linesPass(outputs),
+		linesPass:     a.stage == nil && linesPass(outputs),
 	}
 }
 
@@ -211,9 +215,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.startOutputs(); err != nil {
 		return err
 	}
+	a.stopAggs = a.startAggregators(a.stage, nil)
 	inputsCtx, stopInputs := context.WithCancel(context.Background())
 	defer stopInputs()
 	if err := a.startInputs(inputsCtx, a.inputs); err != nil {
+		a.stopAggs()
 		return errors.Join(err, a.closeOutputs(a.outputs))
 	}
 	a.log.Info("agent started", "inputs", len(a.inputs), "outputs", len(a.outputs))
@@ -247,6 +253,7 @@ func stopAll(inputs []*runningInput) {
 func (a *Agent) shutdown() error {
 	a.log.Info("shutting down", "shutdown_timeout", time.Duration(a.cfg.Agent.ShutdownTimeout))
 	stopAll(a.inputs)
+	a.stopAggs() // the windows in progress go to the outputs before they flush
 	err := a.closeOutputs(a.outputs)
 	a.retiring.Wait()
 	return err

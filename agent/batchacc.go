@@ -16,6 +16,9 @@ func (acc *accumulator) AddMetrics(ms []morse.Metric) {
 	}
 	acc.in.gathered.Add(int64(len(kept)))
 	acc.in.agent.gathered.Add(int64(len(kept)))
+	if st.stage != nil {
+		kept = st.stage.run(kept)
+	}
 	if acc.toOutputs {
 		acc.in.fanOutBatch(kept, st)
 		return

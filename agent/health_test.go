@@ -41,13 +41,14 @@ func TestStuckNamesWedgedLoopsOnly(t *testing.T) {
 		release := make(chan struct{})
 		cfg := config.DefaultConfig()
 		cfg.Agent.OmitHostname, cfg.Agent.RoundInterval = true, false
+		cfg.Agent.FlushInterval = morse.Duration(7 * time.Second) // never at a gather's instant
 		cfg.AddInput("seq", &seqInput{Count: 1, Name: "m"})
 		cfg.AddOutput("fine", &testutil.ScriptOutput{})
 		cfg.AddOutput("down", &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return context.DeadlineExceeded }})
 		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
 		require.NoError(t, err)
 		stop := runAgent(t, a)
-		time.Sleep(time.Minute)
+		time.Sleep(65 * time.Second) // between gathers, at 0s, 10s, ..., 60s
 		require.Empty(t, a.Stuck(time.Now(), 30*time.Second), "gathering, flushing and backing off are progress")
 		require.Contains(t, a.Status(), "1 inputs, 2 outputs; 7 metrics buffered, 7 written, 0 dropped")
 		require.ErrorContains(t, stop(), "output down: 7 metrics left unsent")

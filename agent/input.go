@@ -7,7 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -41,10 +42,7 @@ type runningInput struct {
 func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second)}
 	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
-	for k, v := range ic.Common.Tags {
-		ri.tags = append(ri.tags, morse.Tag{Key: k, Value: v})
-	}
-	sort.Slice(ri.tags, func(i, j int) bool { return ri.tags[i].Key < ri.tags[j].Key })
+	ri.tags = sortedTags(ic.Common.Tags)
 	st := map[string]string{"input": ic.Name}
 	if ic.Common.Alias != "" {
 		st["alias"] = ic.Common.Alias
@@ -205,13 +203,30 @@ func (ri *runningInput) keepsLines() bool {
 
 // AddMetric implements morse.Accumulator.
 func (acc *accumulator) AddMetric(m morse.Metric) {
-	m, ok := acc.in.process(m, acc.in.agent.state.Load())
+	st := acc.in.agent.state.Load()
+	m, ok := acc.in.process(m, st)
 	if !ok {
 		return
 	}
 	acc.in.gathered.Incr()
 	acc.in.agent.gathered.Incr()
+	if st.stage != nil {
+		for _, m := range st.stage.run([]morse.Metric{m}) {
+			acc.emit(m)
+		}
+		return
+	}
 	acc.emit(m)
+}
+
+// sortedTags returns the tags of a config's tags table, sorted by key.
+func sortedTags(m map[string]string) []morse.Tag {
+	tags := make([]morse.Tag, 0, len(m))
+	for k, v := range m {
+		tags = append(tags, morse.Tag{Key: k, Value: v})
+	}
+	slices.SortFunc(tags, func(a, b morse.Tag) int { return strings.Compare(a.Key, b.Key) })
+	return tags
 }
 
 // AddFields implements morse.Accumulator.

@@ -95,7 +95,13 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	oldOuts, oldIns := a.outputs, a.inputs
 	a.outputs, a.inputs = outs, ins
+	// The processing stage is rebuilt from the new config; the old aggregators push their
+	// windows in progress to the new outputs before the new ones start.
+	stopOldAggs := a.stopAggs
+	a.stage = newStage(cfg)
 	a.state.Store(a.newState(cfg, ins, outs))
+	stopOldAggs()
+	a.stopAggs = a.startAggregators(a.stage, nil)
 
 	// Inputs that go away stop before new ones start, so a listener that moved to another
 	// config entry can bind its address again.
@@ -220,10 +226,12 @@ func (a *Agent) Once(ctx context.Context) error {
 	if err := a.startOutputs(); err != nil {
 		return err
 	}
+	stopAggs := a.startAggregators(a.stage, nil)
 	var errs []error
 	for _, ri := range a.inputs {
 		errs = append(errs, ri.runOnce(ctx, ri.outputAccumulator()))
 	}
+	stopAggs() // a last push: --once loses no summary
 	errs = append(errs, a.closeOutputs(a.outputs))
 	return errors.Join(errs...)
 }
@@ -231,10 +239,12 @@ func (a *Agent) Once(ctx context.Context) error {
 // Test gathers every input once and hands each processed metric to emit instead of the
 // outputs, as `morse --test` does.
 func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
+	stopAggs := a.startAggregators(a.stage, emit)
 	var errs []error
 	for _, ri := range a.inputs {
 		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
 	}
+	stopAggs() // the summaries of what was gathered
 	return errors.Join(errs...)
 }
 

@@ -40,6 +40,9 @@ type AgentConfig struct {
 	Quiet bool `toml:"quiet"`
 	// Logfile sends the log to a file instead of stderr; empty means stderr.
 	Logfile string `toml:"logfile"`
+	// SkipProcessorsAfterAggregators passes aggregators' summaries straight to the outputs
+	// instead of through the processors again.
+	SkipProcessorsAfterAggregators bool `toml:"skip_processors_after_aggregators"`
 }
 
 // DefaultAgentConfig returns the settings that apply when [agent] leaves a key out. They are

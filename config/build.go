@@ -15,10 +15,12 @@ import (
 
 // Config is a loaded, checked configuration: everything an Agent needs to run.
 type Config struct {
-	GlobalTags map[string]string // added to every metric, after the input's own tags
-	Agent      AgentConfig       // the merged [agent] table
-	Inputs     []*InputConfig    // in the order the config lists them
-	Outputs    []*OutputConfig   // in the order the config lists them
+	GlobalTags  map[string]string   // added to every metric, after the input's own tags
+	Agent       AgentConfig         // the merged [agent] table
+	Inputs      []*InputConfig      // in the order the config lists them
+	Outputs     []*OutputConfig     // in the order the config lists them
+	Processors  []*ProcessorConfig  // in the order the config lists them; Order sorts them
+	Aggregators []*AggregatorConfig // in the order the config lists them
 }
 
 // InputConfig is one configured input.
@@ -142,6 +144,20 @@ func Load(opts Options) (*Config, error) {
 		errs = append(errs, perrs...)
 		if oc != nil {
 			cfg.Outputs = append(cfg.Outputs, oc)
+		}
+	}
+	for _, p := range f.Processors {
+		pc, perrs := buildProcessor(reg, p)
+		errs = append(errs, perrs...)
+		if pc != nil {
+			cfg.Processors = append(cfg.Processors, pc)
+		}
+	}
+	for _, p := range f.Aggregators {
+		ac, perrs := buildAggregator(reg, p)
+		errs = append(errs, perrs...)
+		if ac != nil {
+			cfg.Aggregators = append(cfg.Aggregators, ac)
 		}
 	}
 	if err := errs.Err(); err != nil {

@@ -48,6 +48,64 @@ type OutputCommon struct {
 	Filter filter.Config `toml:"-"`
 }
 
+// ProcessorCommon holds the options that every processor accepts besides its own.
+type ProcessorCommon struct {
+	// Alias names this instance in logs and self-metrics.
+	Alias string `toml:"alias"`
+	// Order places the processor in the chain: lower first; equal orders keep the config's
+	// order, as in Telegraf.
+	Order int64 `toml:"order"`
+	// Filter selects the metrics the processor sees; the others pass it unchanged.
+	Filter filter.Config `toml:"-"`
+}
+
+// AggregatorCommon holds the options that every aggregator accepts besides its own, with
+// Telegraf's meanings and defaults (DefaultAggregatorCommon).
+type AggregatorCommon struct {
+	// Alias names this instance in logs and self-metrics.
+	Alias string `toml:"alias"`
+	// Period is the length of each aggregation window; windows align to multiples of it.
+	Period morse.Duration `toml:"period"`
+	// Delay is how long after a window ends its summary is pushed, for late arrivals.
+	Delay morse.Duration `toml:"delay"`
+	// Grace accepts metrics whose time is this much outside the window.
+	Grace morse.Duration `toml:"grace"`
+	// DropOriginal keeps the metrics the aggregator takes from reaching the outputs.
+	DropOriginal bool `toml:"drop_original"`
+	// NameOverride, NamePrefix and NameSuffix change the summaries' measurement name.
+	NameOverride string `toml:"name_override"`
+	NamePrefix   string `toml:"name_prefix"`
+	NameSuffix   string `toml:"name_suffix"`
+	// Tags are added to every summary.
+	Tags map[string]string `toml:"tags"`
+	// Filter selects the metrics the aggregator takes.
+	Filter filter.Config `toml:"-"`
+}
+
+// DefaultAggregatorCommon returns Telegraf's defaults: a 30 s period pushed 100 ms after it
+// ends, no grace.
+func DefaultAggregatorCommon() AggregatorCommon {
+	return AggregatorCommon{Period: morse.Duration(30 * time.Second), Delay: morse.Duration(100 * time.Millisecond)}
+}
+
+// resolveAggregator checks the window options.
+func (p *Plugin) resolveAggregator() []problem {
+	var probs []problem
+	c := p.Aggregator
+	if c.Period <= 0 {
+		probs = append(probs, problem{"period", "must be positive, got " + c.Period.String()})
+	}
+	for _, d := range []struct {
+		key string
+		v   morse.Duration
+	}{{"delay", c.Delay}, {"grace", c.Grace}} {
+		if d.v < 0 {
+			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
+		}
+	}
+	return probs
+}
+
 // OutputSettings are an output's effective flush and buffer settings, after inheriting what
 // its table leaves out from [agent].
 type OutputSettings struct {
@@ -84,12 +142,20 @@ func (p *Plugin) decodeCommon() []problem {
 
 	p.rest = map[string]any{}
 	d.unknown = func(k string, v any) { p.rest[k] = v }
-	if p.Kind == KindInputs {
+	switch p.Kind {
+	case KindInputs:
 		d.table("", filterRest, reflect.ValueOf(&p.Input).Elem())
 		p.Input.Filter = filter
-	} else {
+	case KindOutputs:
 		d.table("", filterRest, reflect.ValueOf(&p.Output).Elem())
 		p.Output.Filter = filter
+	case KindProcessors:
+		d.table("", filterRest, reflect.ValueOf(&p.Processor).Elem())
+		p.Processor.Filter = filter
+	case KindAggregators:
+		p.Aggregator = DefaultAggregatorCommon()
+		d.table("", filterRest, reflect.ValueOf(&p.Aggregator).Elem())
+		p.Aggregator.Filter = filter
 	}
 	return d.problems
 }

@@ -46,10 +46,12 @@ type Options struct {
 // File is the merged result of every config text that Load read. Global tags and [agent]
 // keys are merged key by key, the later text winning; plugins are appended in order.
 type File struct {
-	GlobalTags map[string]string // the merged [global_tags] tables
-	Agent      AgentConfig       // the merged [agent] tables over DefaultAgentConfig
-	Inputs     []*Plugin         // every [[inputs.NAME]], in file order
-	Outputs    []*Plugin         // every [[outputs.NAME]], in file order
+	GlobalTags  map[string]string // the merged [global_tags] tables
+	Agent       AgentConfig       // the merged [agent] tables over DefaultAgentConfig
+	Inputs      []*Plugin         // every [[inputs.NAME]], in file order
+	Outputs     []*Plugin         // every [[outputs.NAME]], in file order
+	Processors  []*Plugin         // every [[processors.NAME]], in file order
+	Aggregators []*Plugin         // every [[aggregators.NAME]], in file order
 	// Read lists the names of the files and sources that were read, in order.
 	Read []string
 }
@@ -165,10 +167,8 @@ func (l *loader) text(name string, data []byte) {
 			l.globalTags(f, doc[key])
 		case "agent":
 			l.agent(f, doc[key])
-		case KindInputs, KindOutputs:
+		case KindInputs, KindOutputs, KindProcessors, KindAggregators:
 			l.plugins(f, key, doc[key])
-		case "processors", "aggregators":
-			l.fail(name, f.index.line(key), key, "morse has no "+key+", only inputs and outputs")
 		default:
 			l.fail(name, f.index.line(key), key, "unknown key")
 		}
@@ -226,8 +226,11 @@ func (l *loader) plugins(f *fileDoc, kind string, v any) {
 		l.fail(f.name, f.index.line(kind), kind, "expected [["+kind+".NAME]] tables, got "+tomlType(v))
 		return
 	}
-	keep := l.opts.InputFilter
-	if kind == KindOutputs {
+	var keep []string
+	switch kind {
+	case KindInputs:
+		keep = l.opts.InputFilter
+	case KindOutputs:
 		keep = l.opts.OutputFilter
 	}
 	var found []*Plugin
@@ -249,10 +252,15 @@ func (l *loader) plugins(f *fileDoc, kind string, v any) {
 		}
 	}
 	slices.SortStableFunc(found, func(a, b *Plugin) int { return a.Line - b.Line })
-	if kind == KindInputs {
+	switch kind {
+	case KindInputs:
 		l.out.Inputs = append(l.out.Inputs, found...)
-	} else {
+	case KindOutputs:
 		l.out.Outputs = append(l.out.Outputs, found...)
+	case KindProcessors:
+		l.out.Processors = append(l.out.Processors, found...)
+	case KindAggregators:
+		l.out.Aggregators = append(l.out.Aggregators, found...)
 	}
 }
 
@@ -288,5 +296,12 @@ func (l *loader) finish() {
 	for _, p := range l.out.Outputs {
 		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
 		l.errs = append(l.errs, p.errors(p.resolveOutput(l.out.Agent))...)
+	}
+	for _, p := range l.out.Processors {
+		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
+	}
+	for _, p := range l.out.Aggregators {
+		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
+		l.errs = append(l.errs, p.errors(p.resolveAggregator())...)
 	}
 }

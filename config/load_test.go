@@ -130,7 +130,6 @@ func TestLoadTopLevelProblems(t *testing.T) {
 		"a.conf:2: global_tags: expected a table, got an array\n"+
 		"a.conf:3: inputs: expected [[inputs.NAME]] tables, got an integer\n"+
 		"a.conf:5: outputs.x: expected [[outputs.x]] tables, got an integer\n"+
-		"a.conf:6: aggregators: morse has no aggregators, only inputs and outputs\n"+
 		"a.conf:7: other: unknown key")
 }
 

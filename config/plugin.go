@@ -12,20 +12,24 @@ import (
 
 // The plugin kinds, as written in the config: [[inputs.NAME]] and [[outputs.NAME]].
 const (
-	KindInputs  = "inputs"
-	KindOutputs = "outputs"
+	KindInputs      = "inputs"
+	KindOutputs     = "outputs"
+	KindProcessors  = "processors"
+	KindAggregators = "aggregators"
 )
 
 // Plugin is one [[inputs.NAME]] or [[outputs.NAME]] table. The options every plugin of its
 // kind shares are already decoded; Decode hands the remaining keys to the plugin itself.
 type Plugin struct {
-	Kind string // KindInputs or KindOutputs
+	Kind string // KindInputs, KindOutputs, KindProcessors or KindAggregators
 	Name string // the NAME of the header
 	File string // the file or source that holds the table
 	Line int    // the line of the header
 
-	Input  InputCommon  // the shared options of an input
-	Output OutputCommon // the shared options of an output
+	Input      InputCommon      // the shared options of an input
+	Output     OutputCommon     // the shared options of an output
+	Processor  ProcessorCommon  // the shared options of a processor
+	Aggregator AggregatorCommon // the shared options of an aggregator
 
 	Interval time.Duration  // the effective gather interval of an input
 	Settings OutputSettings // the effective flush and buffer settings of an output

@@ -25,6 +25,16 @@ func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) strin
 		info, _ := reg.Output(name)
 		writePluginSample(&b, "outputs", name, info.Description, info.SampleConfig)
 	}
+	b.WriteString(sectionBanner("PROCESSOR PLUGINS"))
+	for _, name := range reg.ProcessorNames() {
+		info, _ := reg.Processor(name)
+		writePluginSample(&b, "processors", name, info.Description, info.SampleConfig)
+	}
+	b.WriteString(sectionBanner("AGGREGATOR PLUGINS"))
+	for _, name := range reg.AggregatorNames() {
+		info, _ := reg.Aggregator(name)
+		writePluginSample(&b, "aggregators", name, info.Description, info.SampleConfig)
+	}
 	b.WriteString(sectionBanner("INPUT PLUGINS"))
 	for _, name := range filterNames(reg.InputNames(), inputFilter) {
 		info, _ := reg.Input(name)
@@ -83,6 +93,8 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 	item("Log at debug level.", "debug", a.Debug)
 	item("Log errors only.", "quiet", a.Quiet)
 	item("Log to this file instead of stderr.", "logfile", a.Logfile)
+	item("Pass aggregators' summaries straight to the outputs, not through the processors again.",
+		"skip_processors_after_aggregators", a.SkipProcessorsAfterAggregators)
 }
 
 func sectionBanner(title string) string {

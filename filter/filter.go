@@ -132,6 +132,19 @@ func (f *Filter) PassesNamed() bool {
 	return f != nil && f.namePass != nil && f.NamesOnly()
 }
 
+// Selects reports whether the filter passes m as a whole (namepass, namedrop, tagpass,
+// tagdrop), without trimming its fields or tags, as processors and aggregators use their
+// filters. A nil filter selects everything.
+func (f *Filter) Selects(m morse.Metric) bool {
+	if f == nil || f.empty {
+		return true
+	}
+	if lt, ok := m.Line(); ok && f.NamesOnly() {
+		return f.selectsName(lt.Name())
+	}
+	return f.selects(m)
+}
+
 // selectsName applies namepass and namedrop.
 func (f *Filter) selectsName(name string) bool {
 	return (f.namePass == nil || f.namePass.match(name)) && (f.nameDrop == nil || !f.nameDrop.match(name))

@@ -1,0 +1,237 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
+)
+
+// stage is the processing between the inputs and the outputs, with Telegraf's semantics:
+// the processors in order, then the aggregators; the aggregators' summaries go through the
+// processors again (unless skip_processors_after_aggregators) and then to the outputs. An
+// agent with neither has no stage, and its hot path pays one nil check.
+type stage struct {
+	procs []*runningProcessor // for what the inputs add, sorted by order
+	after []*runningProcessor // for the aggregators' summaries; none with the skip option
+	aggs  []*runningAggregator
+}
+
+func newStage(cfg *config.Config) *stage {
+	if len(cfg.Processors) == 0 && len(cfg.Aggregators) == 0 {
+		return nil
+	}
+	s := &stage{}
+	ordered := slices.Clone(cfg.Processors)
+	slices.SortStableFunc(ordered, func(a, b *config.ProcessorConfig) int { return cmp.Compare(a.Common.Order, b.Common.Order) })
+	for _, pc := range ordered {
+		s.procs = append(s.procs, &runningProcessor{cfg: pc, plugin: pc.Plugin})
+		if !cfg.Agent.SkipProcessorsAfterAggregators {
+			s.after = append(s.after, &runningProcessor{cfg: pc, plugin: cmp.Or[morse.Processor](pc.AfterAggregators, pc.Plugin)})
+		}
+	}
+	for _, ac := range cfg.Aggregators {
+		s.aggs = append(s.aggs, &runningAggregator{cfg: ac})
+	}
+	return s
+}
+
+// run processes what an input added and returns what goes on to the outputs. It may reuse
+// ms's backing array.
+func (s *stage) run(ms []morse.Metric) []morse.Metric {
+	ms = applyAll(s.procs, ms)
+	if len(s.aggs) == 0 {
+		return ms
+	}
+	kept := ms[:0]
+	for _, m := range ms {
+		drop := false
+		for _, a := range s.aggs {
+			if a.add(m) {
+				drop = true
+			}
+		}
+		if !drop {
+			kept = append(kept, m)
+		}
+	}
+	return kept
+}
+
+func applyAll(procs []*runningProcessor, ms []morse.Metric) []morse.Metric {
+	for _, p := range procs {
+		if len(ms) == 0 {
+			break
+		}
+		ms = p.apply(ms)
+	}
+	return ms
+}
+
+// runningProcessor is one processor with its filter: a metric the filter does not select
+// passes the processor unchanged, in its place.
+type runningProcessor struct {
+	cfg    *config.ProcessorConfig
+	plugin morse.Processor
+}
+
+func (rp *runningProcessor) apply(ms []morse.Metric) []morse.Metric {
+	f := rp.cfg.Filter
+	if f == nil {
+		return rp.plugin.Apply(ms)
+	}
+	out := make([]morse.Metric, 0, len(ms))
+	var one [1]morse.Metric
+	for _, m := range ms {
+		if !f.Selects(m) {
+			out = append(out, m)
+			continue
+		}
+		one[0] = m
+		out = append(out, rp.plugin.Apply(one[:])...)
+	}
+	return out
+}
+
+// runningAggregator is one aggregator with its window. Add and the push at the end of each
+// window take turns under its lock, as Telegraf's aggregators expect.
+type runningAggregator struct {
+	cfg *config.AggregatorConfig
+
+	mu           sync.Mutex
+	since, until time.Time // the current window
+	started      bool
+}
+
+// add hands m to the aggregator when its filter selects it and its time falls in the window
+// (with grace), and reports whether the original must not go on to the outputs.
+func (ra *runningAggregator) add(m morse.Metric) (dropOriginal bool) {
+	if !ra.cfg.Filter.Selects(m) {
+		return false
+	}
+	c := &ra.cfg.Common
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if !ra.started {
+		return c.DropOriginal
+	}
+	// As in Telegraf, the window takes metrics from grace before it starts until it is
+	// pushed, delay after it ends; others are not aggregated.
+	t := m.Time()
+	if t.Before(ra.since.Add(-time.Duration(c.Grace))) || t.After(ra.until.Add(time.Duration(c.Delay))) {
+		return c.DropOriginal
+	}
+	ra.cfg.Plugin.Add(m)
+	return c.DropOriginal
+}
+
+// window sets the first window: aligned to multiples of the period with round_interval,
+// as Telegraf aligns it, or starting now.
+func (ra *runningAggregator) window(now time.Time, round bool) {
+	period := time.Duration(ra.cfg.Common.Period)
+	until := now.Add(period)
+	if round {
+		until = now.Truncate(period).Add(period)
+	}
+	ra.mu.Lock()
+	ra.since, ra.until, ra.started = until.Add(-period), until, true
+	ra.mu.Unlock()
+}
+
+// push takes the window's summaries, starts the next window and returns the summaries with
+// the aggregator's name options and tags applied.
+func (ra *runningAggregator) push() []morse.Metric {
+	var acc collectAcc
+	ra.mu.Lock()
+	ra.cfg.Plugin.Push(&acc)
+	ra.cfg.Plugin.Reset()
+	period := time.Duration(ra.cfg.Common.Period)
+	ra.since, ra.until = ra.until, ra.until.Add(period)
+	ra.mu.Unlock()
+	c := &ra.cfg.Common
+	tags := sortedTags(c.Tags)
+	for i, m := range acc.ms {
+		if c.NameOverride != "" {
+			m = m.WithName(c.NameOverride)
+		}
+		if c.NamePrefix != "" || c.NameSuffix != "" {
+			m = m.WithName(c.NamePrefix + m.Name() + c.NameSuffix)
+		}
+		acc.ms[i] = m.WithMissingTags(tags)
+	}
+	return acc.ms
+}
+
+// run pushes the aggregator at the end of each window plus its delay, and once more when
+// ctx ends, so that a stopping agent does not lose the window in progress. emit carries the
+// summaries on.
+func (ra *runningAggregator) run(ctx context.Context, round bool, emit func([]morse.Metric)) {
+	ra.window(time.Now(), round)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		ra.mu.Lock()
+		due := ra.until.Add(time.Duration(ra.cfg.Common.Delay))
+		ra.mu.Unlock()
+		timer.Reset(time.Until(due))
+		select {
+		case <-ctx.Done():
+			emit(ra.push())
+			return
+		case <-timer.C:
+			emit(ra.push())
+		}
+	}
+}
+
+// collectAcc collects what an aggregator pushes.
+type collectAcc struct{ ms []morse.Metric }
+
+func (c *collectAcc) AddMetric(m morse.Metric) { c.ms = append(c.ms, m) }
+func (c *collectAcc) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
+	tm := time.Now()
+	if len(t) > 0 {
+		tm = t[0]
+	}
+	if m, _ := morse.NewMetricFromMaps(name, tags, fields, tm); len(m.Fields()) > 0 {
+		c.ms = append(c.ms, m)
+	}
+}
+func (c *collectAcc) AddError(error) {}
+
+// startAggregators runs the aggregators of s, each pushing its summaries through the
+// processors after aggregation to emit, or to the outputs when emit is nil, and returns the
+// function that stops them after a last push.
+func (a *Agent) startAggregators(s *stage, emit func(morse.Metric)) (stop func()) {
+	if s == nil || len(s.aggs) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	round := a.cfg.Agent.RoundInterval
+	for _, ra := range s.aggs {
+		wg.Go(func() { ra.run(ctx, round, func(ms []morse.Metric) { a.emitSummaries(s, ms, emit) }) })
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// emitSummaries carries aggregators' summaries through the processors after aggregation to
+// emit, or to every output when emit is nil.
+func (a *Agent) emitSummaries(s *stage, ms []morse.Metric, emit func(morse.Metric)) {
+	ms = applyAll(s.after, ms)
+	if emit != nil {
+		for _, m := range ms {
+			emit(m)
+		}
+		return
+	}
+	for _, ro := range a.state.Load().outputs {
+		for _, m := range ms {
+			ro.add(m)
+		}
+	}
+}
