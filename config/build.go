@@ -132,38 +132,28 @@ func Load(opts Options) (*Config, error) {
 		return nil, err
 	}
 	cfg := &Config{GlobalTags: maps.Clone(f.GlobalTags), Agent: f.Agent}
-	for _, p := range f.Inputs {
-		ic, perrs := buildInput(reg, p)
-		errs = append(errs, perrs...)
-		if ic != nil {
-			cfg.Inputs = append(cfg.Inputs, ic)
-		}
-	}
-	for _, p := range f.Outputs {
-		oc, perrs := buildOutput(reg, p)
-		errs = append(errs, perrs...)
-		if oc != nil {
-			cfg.Outputs = append(cfg.Outputs, oc)
-		}
-	}
-	for _, p := range f.Processors {
-		pc, perrs := buildProcessor(reg, p)
-		errs = append(errs, perrs...)
-		if pc != nil {
-			cfg.Processors = append(cfg.Processors, pc)
-		}
-	}
-	for _, p := range f.Aggregators {
-		ac, perrs := buildAggregator(reg, p)
-		errs = append(errs, perrs...)
-		if ac != nil {
-			cfg.Aggregators = append(cfg.Aggregators, ac)
-		}
-	}
+	cfg.Inputs = buildAll(reg, f.Inputs, buildInput, &errs)
+	cfg.Outputs = buildAll(reg, f.Outputs, buildOutput, &errs)
+	cfg.Processors = buildAll(reg, f.Processors, buildProcessor, &errs)
+	cfg.Aggregators = buildAll(reg, f.Aggregators, buildAggregator, &errs)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// buildAll builds every plugin of one kind, in order, adding their problems to errs. A
+// plugin the registry does not know is left out.
+func buildAll[C any](reg *morse.Registry, plugins []*Plugin, build func(*morse.Registry, *Plugin) (*C, Errors), errs *Errors) []*C {
+	var out []*C
+	for _, p := range plugins {
+		c, perrs := build(reg, p)
+		*errs = append(*errs, perrs...)
+		if c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func buildInput(reg *morse.Registry, p *Plugin) (*InputConfig, Errors) {
