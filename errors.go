@@ -77,13 +77,16 @@ func (e *RetryableError) Unwrap() error { return e.Err }
 //
 // A sink that knows which metrics it dropped, such as a routed write whose one sub-request
 // failed, lists their positions in the batch in Indices; then Dropped is len(Indices), and
-// the drop report carries exactly those metrics.
+// the drop report carries exactly those metrics. Drops of the same write under other
+// reasons, each with Indices of its own, go in More, so that every reason is counted
+// exactly.
 type PartialWriteError struct {
 	Written int
 	Dropped int
 	Reason  string
 	Err     error
 	Indices []int
+	More    []*PartialWriteError
 }
 
 // Error gives the counts, the reason and the server's message.
@@ -105,7 +108,11 @@ func (e *PartialWriteError) Unwrap() error {
 // above: written plus dropped is always n.
 func (e *PartialWriteError) Split(n int) (written, dropped int) {
 	if len(e.Indices) > 0 {
-		dropped = min(len(e.Indices), n)
+		dropped = len(e.Indices)
+		for _, m := range e.More {
+			dropped += len(m.Indices)
+		}
+		dropped = min(dropped, n)
 		return n - dropped, dropped
 	}
 	dropped = min(max(e.Dropped, 0), n)
@@ -116,6 +123,30 @@ func (e *PartialWriteError) Split(n int) (written, dropped int) {
 	}
 	return written, dropped
 }
+
+// RejectedError reports that the sink refused a whole request for good because of some of
+// its metrics, and stored none of it, as QuestDB does for a type conflict in one line. The
+// batch writer then finds the offending metrics, by the position the sink named or by
+// bisection, writes the rest, and drops only those. Index is the position in the batch of a
+// metric the sink named, or -1 when it did not say which. A request refused for a reason no
+// metric causes (an unknown database) is a plain *PermanentError instead, and is not split.
+type RejectedError struct {
+	Index  int
+	Reason string
+	Err    error
+}
+
+// Error is the sink's message.
+func (e *RejectedError) Error() string {
+	if e.Index >= 0 {
+		return fmt.Sprintf("request rejected at metric %d (%s): %v", e.Index, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("request rejected (%s): %v", e.Reason, e.Err)
+}
+
+// Unwrap returns a *PermanentError with the same reason, so that a writer that does not
+// isolate the offending metrics drops the batch as permanent.
+func (e *RejectedError) Unwrap() error { return &PermanentError{Reason: e.Reason, Err: e.Err} }
 
 // WriteOutcome is how the flush loop treats the result of one Write.
 type WriteOutcome int

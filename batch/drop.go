@@ -84,13 +84,20 @@ func (d *dropper) settled(batch []morse.Metric, err error) (written int) {
 	case morse.OutcomePartial:
 		pw := asPartial(err)
 		written, dropped := pw.Split(len(batch))
-		ev := DropEvent{Reason: reasonOr(pw.Reason), Count: dropped, Err: err}
-		if len(pw.Indices) > 0 {
-			ev.Metrics = pick(batch, pw.Indices)
-		} else {
-			ev.Metrics, ev.Partial = batch, true
+		if len(pw.Indices) == 0 {
+			d.lose(DropEvent{Reason: reasonOr(pw.Reason), Count: dropped, Metrics: batch, Partial: true, Err: err})
+			return written
 		}
-		d.lose(ev)
+		// The sink said which metrics it dropped, perhaps under several reasons: one event
+		// per reason, with exactly those metrics.
+		for _, part := range append([]*morse.PartialWriteError{pw}, pw.More...) {
+			ms := pick(batch, part.Indices)
+			ev := DropEvent{Reason: reasonOr(part.Reason), Count: len(ms), Metrics: ms, Err: err}
+			if part.Err != nil {
+				ev.Err = part.Err
+			}
+			d.lose(ev)
+		}
 		return written
 	default:
 		d.lose(DropEvent{Reason: reasonOr(permanentReason(err)), Count: len(batch), Metrics: batch, Err: err})

@@ -12,8 +12,9 @@ import (
 )
 
 // sender is one stage of the chain a batch goes through on its way to the sink. The writer
-// builds it as retry → timeout → output: the retry stage decides how long to wait after a
-// failure, the timeout stage bounds each attempt, and the output stage connects and writes.
+// builds it as retry → isolate → timeout → output: the retry stage decides how long to wait
+// after a failure, the isolate stage finds the metrics that made a sink refuse a whole
+// request, the timeout stage bounds each attempt, and the output stage connects and writes.
 // Each stage may be called by several flights at once.
 type sender interface {
 	send(ctx context.Context, batch []morse.Metric) error

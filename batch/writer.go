@@ -2,7 +2,7 @@
 // that writes it in batches, retries what can succeed and drops, counts and reports what
 // never can. It is built as a pipeline of small parts:
 //
-//	Write ─► Buffer ─► scheduler ─► flusher ─► retry ─► timeout ─► Output.Write
+//	Write ─► Buffer ─► scheduler ─► flusher ─► retry ─► isolate ─► timeout ─► Output.Write
 //	            │                       │
 //	            └─ evictions ─┐         └─ permanent errors, partial writes ─┐
 //	                          └──────────► dropper: counters, OnDrop, log ◄───┘
@@ -105,7 +105,9 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 
 	w.sched = newScheduler(opts.FlushInterval, opts.FlushJitter, opts.BatchSize, rand.Int64N)
 	w.retry = &retrySender{
-		next:   &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
+		next: &isolateSender{
+			next: &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
+		},
 		policy: backoff.New(opts.RetryInitial, opts.RetryMax),
 	}
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
