@@ -17,7 +17,13 @@ const (
 	ReasonSerialize         = "serialize"
 	ReasonPermanent         = "permanent"
 	ReasonShutdown          = "shutdown"
+	ReasonRetryExpired      = "retry_expired"
 )
+
+// ErrUnauthorized is wrapped by outputs into the retryable error of a write the sink refused
+// as unauthorized (HTTP 401 or 403), which an operator can fix while the data waits. The
+// batch writer finds it with errors.Is to apply a retry limit of its own to that class.
+var ErrUnauthorized = errors.New("unauthorized")
 
 // PermanentError marks a write that can never succeed: retrying the same batch would fail the
 // same way. The batch is dropped and counted under Reason.

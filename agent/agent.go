@@ -14,6 +14,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -168,16 +169,28 @@ func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 // startOutput creates the batch writer of ro, which connects in the background.
 func (a *Agent) startOutput(ro *runningOutput) error {
 	oc := ro.cfg
-	w, err := batch.NewWriter(oc.Plugin, batch.Options{
+	opts := batch.Options{
 		BatchSize: oc.BatchSize, FlushInterval: oc.FlushInterval, FlushJitter: oc.FlushJitter,
 		BufferLimit: oc.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
-		Logger:      pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
-		Initialized: true, // setupOutput did it when the config was built
-		Stats:       a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
+		RetryMaxAge:             time.Duration(oc.Common.RetryMaxAge),
+		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
+		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
+		Initialized:             true, // setupOutput did it when the config was built
+		Stats:                   a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
 		OnDrop: a.onDrop,
-	})
+	}
+	if path := oc.Common.DeadLetterFile; path != "" {
+		// The dead letter keeps every type: unsigned integers stay `u`, as they arrived.
+		ser := influx.New(influx.Options{UintSupport: true})
+		dl, err := batch.OpenDeadLetterFile(path, int64(oc.Common.DeadLetterMaxSize), ser.AppendMetric)
+		if err != nil {
+			return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
+		}
+		ro.deadLetter, opts.DeadLetter = dl, dl
+	}
+	w, err := batch.NewWriter(oc.Plugin, opts)
 	if err != nil {
-		return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
+		return errors.Join(fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err), ro.closeDeadLetter())
 	}
 	ro.w = w
 	return nil
@@ -270,7 +283,7 @@ func (a *Agent) closeOutputs(outputs []*runningOutput) error {
 		if ro.w == nil {
 			continue
 		}
-		wg.Go(func() { errs[i] = ro.w.Close(ctx) })
+		wg.Go(func() { errs[i] = errors.Join(ro.w.Close(ctx), ro.closeDeadLetter()) })
 	}
 	wg.Wait()
 	for i, err := range errs {

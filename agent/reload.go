@@ -13,8 +13,19 @@ import (
 
 // runningOutput is one configured output inside the agent: its filter and its BatchWriter.
 type runningOutput struct {
-	cfg *config.OutputConfig
-	w   *batch.Writer
+	cfg        *config.OutputConfig
+	w          *batch.Writer
+	deadLetter *batch.DeadLetterFile // nil without dead_letter_file
+}
+
+// closeDeadLetter closes the output's dead-letter file, once its writer is closed.
+func (ro *runningOutput) closeDeadLetter() error {
+	if ro.deadLetter == nil {
+		return nil
+	}
+	err := ro.deadLetter.Close()
+	ro.deadLetter = nil
+	return err
 }
 
 // writesLines reports whether line metrics may reach this output's buffer unexpanded: the
@@ -89,6 +100,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 		for i, ro := range outs {
 			if !keptOut[i] && ro.w != nil {
 				_ = ro.w.Close(canceledContext())
+				_ = ro.closeDeadLetter()
 			}
 		}
 		return err

@@ -32,17 +32,20 @@ type DropEvent struct {
 // dropper books every loss in one place: the counters, the OnDrop hook and a throttled log
 // line, so that the three can never disagree.
 type dropper struct {
-	output string
-	stats  *outputStats
-	hook   func(DropEvent)
-	log    *slog.Logger
+	output     string
+	stats      *outputStats
+	hook       func(DropEvent)
+	deadLetter DeadLetter
+	log        *slog.Logger
 
 	mu      sync.Mutex
 	refused *throttle.Throttle // "dropped for good" log lines
+	dlErrs  *throttle.Throttle // dead-letter write failures
 }
 
 func newDropper(output string, stats *outputStats, hook func(DropEvent), log *slog.Logger) *dropper {
-	return &dropper{output: output, stats: stats, hook: hook, log: log, refused: throttle.New(10 * time.Second)}
+	return &dropper{output: output, stats: stats, hook: hook, log: log,
+		refused: throttle.New(10 * time.Second), dlErrs: throttle.New(time.Minute)}
 }
 
 // lose counts n metrics lost for reason and reports them.
@@ -59,6 +62,11 @@ func (d *dropper) lose(ev DropEvent) {
 		if ok {
 			d.log.Error("metrics dropped for good", "reason", ev.Reason, "metrics", ev.Count, "error", ev.Err,
 				throttle.SuppressedKey, suppressed)
+		}
+	}
+	if d.deadLetter != nil && deadLettered(ev.Reason) {
+		if err := d.deadLetter.Write(ev); err != nil {
+			d.dlErrs.Log(d.log, slog.LevelError, "dead letter: could not keep refused metrics", "metrics", ev.Count, "error", err)
 		}
 	}
 	if d.hook != nil {

@@ -37,6 +37,13 @@ type Options struct {
 	// RetryInitial and RetryMax bound the exponential backoff of a failing sink; 1s and 60s.
 	RetryInitial time.Duration
 	RetryMax     time.Duration
+	// RetryMaxAge, when set, limits retries: once writes have failed for that long without
+	// a success, each batch that fails again is dropped for good under
+	// morse.ReasonRetryExpired (and dead-lettered), until a write succeeds. Zero retries
+	// forever. UnauthorizedRetryMaxAge does the same for failures that wrap
+	// morse.ErrUnauthorized; zero takes RetryMaxAge.
+	RetryMaxAge             time.Duration
+	UnauthorizedRetryMaxAge time.Duration
 
 	// OnDrop is called with every loss, exactly once per lost metric: evictions from a full
 	// buffer, batches the sink refused for good, the refused part of a partial write, and
@@ -44,6 +51,10 @@ type Options struct {
 	// adding to a full buffer, or the flush loop), so it must be quick and must not call the
 	// Writer. The sum of DropEvent.Count equals Stats().Dropped.
 	OnDrop func(DropEvent)
+
+	// DeadLetter, when set, receives every metric the sink refused for good (see DeadLetter).
+	// The writer does not close it.
+	DeadLetter DeadLetter
 
 	// Logger receives the writer's warnings and, unless Initialized is set, becomes the
 	// output's logger (morse.LoggerSetter); slog.Default() if nil.
@@ -137,6 +148,9 @@ func (o Options) Validate() error {
 	}
 	if o.WriteTimeout < 0 {
 		bad("WriteTimeout %s: must not be negative", o.WriteTimeout)
+	}
+	if o.RetryMaxAge < 0 || o.UnauthorizedRetryMaxAge < 0 {
+		bad("RetryMaxAge %s and UnauthorizedRetryMaxAge %s: must not be negative", o.RetryMaxAge, o.UnauthorizedRetryMaxAge)
 	}
 	if o.RetryInitial <= 0 || o.RetryMax < o.RetryInitial {
 		bad("RetryInitial %s and RetryMax %s: need 0 < initial <= max", o.RetryInitial, o.RetryMax)

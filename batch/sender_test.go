@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -127,4 +128,49 @@ func TestWriterRetriesAHungWriteAndClosesInTime(t *testing.T) {
 		require.Equal(t, 2*time.Second, time.Since(start), "Close returns at its deadline")
 		require.Equal(t, 2, unsent.Left)
 	})
+}
+
+// TestRetryLimitsByClass: retries never end by default; with limits, once writes have
+// failed for that long each failing batch is dropped under retry_expired (and
+// dead-lettered), unauthorized failures by their own limit, and a success resets the clock.
+func TestRetryLimitsByClass(t *testing.T) {
+	unauthorized := fmt.Errorf("%w: 403 user bob may not write", morse.ErrUnauthorized)
+	tests := []struct {
+		name         string
+		answer       error
+		maxAge, auth time.Duration
+		expireAfter  time.Duration // 0: never within the test
+	}{
+		{"no limit: forever", errors.New("connection refused"), 0, 0, 0},
+		{"a limit for every retryable error", errors.New("connection refused"), 10 * time.Minute, 0, 10 * time.Minute},
+		{"unauthorized has its own", unauthorized, time.Hour, 5 * time.Minute, 5 * time.Minute},
+		{"unauthorized falls back to the general limit", unauthorized, 7 * time.Minute, 0, 7 * time.Minute},
+		{"the unauthorized limit leaves other errors alone", errors.New("503"), 0, 5 * time.Minute, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var events []DropEvent
+				out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return tc.answer }}
+				w := newTestWriter(t, out, Options{BatchSize: 1, FlushInterval: time.Second,
+					RetryMaxAge: tc.maxAge, UnauthorizedRetryMaxAge: tc.auth, OnDrop: collectDrops(&events)})
+				start := time.Now()
+				require.NoError(t, w.Write(testutil.SeqMetric(0)))
+				time.Sleep(30 * time.Minute)
+				synctest.Wait()
+				if tc.expireAfter == 0 {
+					require.Empty(t, events)
+					require.Equal(t, 1, w.Stats().BufferSize)
+					return
+				}
+				require.Len(t, events, 1)
+				require.Equal(t, morse.ReasonRetryExpired, events[0].Reason)
+				require.ErrorIs(t, events[0].Err, tc.answer)
+				calls, _ := out.Snapshot()
+				last := calls[len(calls)-1].Sub(start)
+				require.GreaterOrEqual(t, last, tc.expireAfter)
+				require.Less(t, last, tc.expireAfter+time.Minute, "dropped at the first failure past the limit")
+			})
+		})
+	}
 }

@@ -95,6 +95,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	w.stats = newOutputStats(opts.Stats, tags)
 	w.stats.totals = opts.Totals
 	w.drops = newDropper(cmp.Or(opts.Alias, opts.Name), w.stats, opts.OnDrop, log)
+	w.drops.deadLetter = opts.DeadLetter
 	buf, err := w.newBuffer()
 	if err != nil {
 		return nil, fmt.Errorf("batch writer %s: buffer: %w", opts.Name, err)
@@ -109,6 +110,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 			next: &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
 		},
 		policy: backoff.New(opts.RetryInitial, opts.RetryMax),
+		maxAge: opts.RetryMaxAge, unauthMaxAge: opts.UnauthorizedRetryMaxAge,
 	}
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
 	w.flusher.drops, w.flusher.stats, w.flusher.logRetry = w.drops, w.stats, w.logRetry

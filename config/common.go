@@ -44,6 +44,17 @@ type OutputCommon struct {
 	MetricBatchSize int `toml:"metric_batch_size"`
 	// MetricBufferLimit overrides [agent] metric_buffer_limit.
 	MetricBufferLimit int `toml:"metric_buffer_limit"`
+	// DeadLetterFile, when set, is where the metrics the sink refused for good are kept, as
+	// line protocol after a comment that says why; `morse replay` sends them again.
+	DeadLetterFile string `toml:"dead_letter_file"`
+	// DeadLetterMaxSize bounds the dead-letter file; past it the file is rotated once.
+	DeadLetterMaxSize morse.Size `toml:"dead_letter_max_size"`
+	// RetryMaxAge, when set, limits how long a retryable failure is retried; then the batch
+	// is dead-lettered under reason retry_expired. Zero retries forever, as by default.
+	RetryMaxAge morse.Duration `toml:"retry_max_age"`
+	// UnauthorizedRetryMaxAge is RetryMaxAge for failures the sink refused as unauthorized
+	// (401, 403), which an operator can fix while the data waits; zero: as RetryMaxAge.
+	UnauthorizedRetryMaxAge morse.Duration `toml:"unauthorized_retry_max_age"`
 	// Filter is read from the filter keys at the top of the plugin's table.
 	Filter filter.Config `toml:"-"`
 }
@@ -232,7 +243,8 @@ func negativeOutputOptions(c OutputCommon) []problem {
 	for _, d := range []struct {
 		key string
 		v   morse.Duration
-	}{{"flush_interval", c.FlushInterval}, {"flush_jitter", c.FlushJitter}} {
+	}{{"flush_interval", c.FlushInterval}, {"flush_jitter", c.FlushJitter}, {"retry_max_age", c.RetryMaxAge},
+		{"unauthorized_retry_max_age", c.UnauthorizedRetryMaxAge}} {
 		if d.v < 0 {
 			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
 		}
@@ -240,7 +252,7 @@ func negativeOutputOptions(c OutputCommon) []problem {
 	for _, n := range []struct {
 		key string
 		v   int
-	}{{"metric_batch_size", c.MetricBatchSize}, {"metric_buffer_limit", c.MetricBufferLimit}} {
+	}{{"metric_batch_size", c.MetricBatchSize}, {"metric_buffer_limit", c.MetricBufferLimit}, {"dead_letter_max_size", int(c.DeadLetterMaxSize)}} {
 		if n.v < 0 {
 			probs = append(probs, problem{n.key, "must not be negative, got " + itoa(n.v)})
 		}

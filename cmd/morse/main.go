@@ -78,6 +78,9 @@ func ensureTwoProcs() {
 
 func realMain(args []string, stdout, stderr io.Writer) int {
 	cmd := ""
+	if len(args) > 0 && args[0] == "replay" {
+		return replay(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "config" || args[0] == "version") {
 		cmd, args = args[0], args[1:]
 	}
@@ -114,7 +117,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: morse [flags]          run the agent\n"+
 			"       morse config [filters]  print a sample config of every plugin\n"+
-			"       morse version           print the version\n\nflags:\n")
+			"       morse version           print the version\n"+
+			"       morse replay --config FILE --output NAME DEADLETTERFILE\n"+
+			"                               send a dead-letter file's metrics through that output again\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

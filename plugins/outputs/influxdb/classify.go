@@ -33,6 +33,13 @@ type ServerError struct {
 	URL        string // the write endpoint, without credentials
 }
 
+// Is reports a 401 or 403 as morse.ErrUnauthorized, so that the batch writer applies
+// unauthorized_retry_max_age to it.
+func (e *ServerError) Is(target error) bool {
+	return target == morse.ErrUnauthorized &&
+		(e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+}
+
 // Error names the endpoint, the status and the server's message.
 func (e *ServerError) Error() string {
 	msg := e.Message
@@ -61,7 +68,9 @@ var errTooLarge = errors.New("request body too large for the server")
 //	400     "unable to parse '...': ..." (no prefix)      permanent unable_to_parse: nothing stored
 //	404     "database not found: ..."                     permanent database_not_found
 //	500     "retention policy not found: ..."             permanent retention_policy_not_found
-//	4xx     "field type conflict ..." (no prefix)         permanent field_type_conflict
+//	4xx     "field type conflict ..." (no prefix)         rejected field_type_conflict: nothing stored
+//	                                                      because of some points, which the batch
+//	                                                      writer isolates (morse.RejectedError)
 //	4xx     "points beyond retention policy" (no prefix)  permanent beyond_retention_policy
 //	4xx     "max-values-per-tag limit exceeded" / "max-series-per-database limit exceeded"
 //	                                                      permanent max_values_per_tag / max_series_per_database
@@ -100,6 +109,10 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 		return morse.Permanent(ReasonRetentionPolicyNotFound, serr)
 	case a.status == http.StatusRequestEntityTooLarge:
 		return morse.Permanent(ReasonTooLarge, fmt.Errorf("%w: %w", errTooLarge, serr))
+	case a.status/100 == 4 && reasonOf(msg) == morse.ReasonFieldTypeConflict:
+		// InfluxDB refused the whole write for points that conflict with each other or with
+		// the index: the others can be written without them.
+		return &morse.RejectedError{Index: -1, Reason: morse.ReasonFieldTypeConflict, Err: serr}
 	case a.status/100 == 4 && reasonOf(msg) != ReasonPartialWrite:
 		return morse.Permanent(reasonOf(msg), serr)
 	}

@@ -69,3 +69,26 @@ func TestDropEventsAgainstInfluxDB(t *testing.T) {
 		require.Len(t, storedTimes(t, in, "acc_present", "m"), 200)
 	})
 }
+
+// TestConflictsWithinABatchDropOnlyTheConflictingPoints: whatever InfluxDB 1.6.7 answers
+// for a batch whose points disagree on a field's type, a batch writer stores every point
+// that agrees with the first and drops exactly the others.
+func TestConflictsWithinABatchDropOnlyTheConflictingPoints(t *testing.T) {
+	in := testserver.StartInfluxDB(t, testserver.InfluxOptions{})
+	o := connected(t, in.URL(), "acc_inbatch")
+	var sent []morse.Metric
+	for i := range 1000 {
+		var v any = float64(i) // the first point makes v a float
+		if i == 333 || i == 777 {
+			v = "text"
+		}
+		sent = append(sent, point("m", int64(100+i), "v", v))
+	}
+	var drops dropRecorder
+	w := batchWriter(t, o, batch.Options{BatchSize: len(sent), OnDrop: drops.onDrop})
+	require.NoError(t, w.WriteBatch(sent))
+	st := settled(t, w, int64(len(sent)))
+	require.Equal(t, int64(998), st.Written)
+	require.Equal(t, map[string]int64{morse.ReasonFieldTypeConflict: 2}, st.DroppedByReason)
+	require.Len(t, storedTimes(t, in, "acc_inbatch", "m"), 998)
+}
