@@ -229,11 +229,11 @@ func (q *QuestDB) serverConf() (string, error) {
 		props["http.password"] = q.opts.HTTPPassword
 	}
 	if q.opts.TCPAuthDB != "" {
-		path := filepath.Join(q.dir, "conf", "auth.txt")
-		if err := os.WriteFile(path, []byte(q.opts.TCPAuthDB), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(q.dir, "conf", "auth.txt"), []byte(q.opts.TCPAuthDB), 0o600); err != nil {
 			return "", err
 		}
-		props["line.tcp.auth.db.path"] = path
+		// QuestDB reads the path relative to the parent of its db directory, the root.
+		props["line.tcp.auth.db.path"] = "conf/auth.txt"
 	}
 	maps.Copy(props, q.opts.Props)
 	var b strings.Builder

@@ -2,6 +2,10 @@ package questdb
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +66,20 @@ func flush(t testing.TB, o *QuestDB) {
 	require.NoError(t, o.Close())
 }
 
+// confirmed waits until a TCP output has confirmed every batch it wrote, so that it has
+// learned the columns those batches made; over HTTP it does nothing.
+func confirmed(t testing.TB, o *QuestDB) {
+	t.Helper()
+	if o.tcp == nil {
+		return
+	}
+	o.tcp.mu.Lock()
+	defer o.tcp.mu.Unlock()
+	ctx := context.Background()
+	require.NoError(t, o.tcp.drain(ctx, time.Now().Add(waitRows)))
+	require.Empty(t, o.tcp.window)
+}
+
 // rows builds n metrics of table, each with a unique id and value v = id.
 func rows(table string, from, n int, base time.Time) []morse.Metric {
 	out := make([]morse.Metric, n)
@@ -104,3 +122,17 @@ func requireDropped(t testing.TB, err error, n int, reason string, idx ...int) L
 
 // now is a fixed time in the past, so that rows are stored whatever the retention.
 var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newTCPKey makes a key for QuestDB's ILP/TCP login: the private scalar, and the public
+// point's coordinates, each in base64url as QuestDB's auth file and clients take them.
+func newTCPKey(t testing.TB) (d, x, y string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	priv, err := key.Bytes()
+	require.NoError(t, err)
+	pub, err := key.PublicKey.Bytes() // 0x04, X, Y
+	require.NoError(t, err)
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc(priv), enc(pub[1:33]), enc(pub[33:])
+}

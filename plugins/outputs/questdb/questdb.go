@@ -49,8 +49,11 @@ func init() {
 }
 
 // DefaultTCPConfirmDelay is how long the connection must outlive a batch written over TCP
-// before the output takes the batch as stored; see QuestDB.TCPConfirmDelay.
-const DefaultTCPConfirmDelay = 10 * time.Millisecond
+// before the output takes the batch as stored; see QuestDB.TCPConfirmDelay. QuestDB 9.1.0
+// was seen to take up to 250 ms to close the connection after a bad line, and to lose on a
+// graceful restart the rows it had read over TCP in the last 300 to 600 ms, which it had
+// not yet committed.
+const DefaultTCPConfirmDelay = 2 * time.Second
 
 // QuestDB writes batches of metrics to QuestDB. Build one with New, set fields, then
 // Connect; the agent does the same from a config file.
@@ -77,7 +80,8 @@ type QuestDB struct {
 	MaxNameLen int `toml:"max_name_len"`
 	// TCPConfirmDelay: over TCP a batch counts as stored once the server has acknowledged
 	// its bytes and kept the connection open for this long after it; until then it is kept
-	// and sent again if the connection turns out closed. 0 sends without confirming.
+	// and sent again if the connection turns out closed (see tcpwrite.go). 0 takes a batch
+	// as stored once its bytes are acknowledged.
 	TCPConfirmDelay morse.Duration `toml:"tcp_confirm_delay"`
 	// UserAgent is sent with every HTTP request.
 	UserAgent string `toml:"user_agent"`

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRealQuestDB runs every scenario against one real QuestDB 9.1.0, over HTTP and TCP.
-// Each scenario writes tables of its own.
+// TestRealQuestDB runs every scenario against one real QuestDB 9.1.0, over HTTP and TCP,
+// then restarts it under a TCP stream. Each scenario writes tables of its own.
 func TestRealQuestDB(t *testing.T) {
 	q := testserver.StartQuestDB(t, testserver.QuestDBOptions{})
 	for _, p := range protocols {
@@ -25,6 +25,8 @@ func TestRealQuestDB(t *testing.T) {
 			t.Run("values QuestDB cannot take", func(t *testing.T) { testUnsupported(t, q, p) })
 		})
 	}
+	t.Run("tcp/a batch QuestDB refuses", func(t *testing.T) { testPoisonBatch(t, q) })
+	t.Run("tcp/restart mid-stream loses nothing", func(t *testing.T) { testRestartLosesNothing(t, q) })
 }
 
 func testTypes(t *testing.T, q *testserver.QuestDB, p string) {
@@ -63,6 +65,7 @@ func testConflictIn1000(t *testing.T, q *testserver.QuestDB, p string) {
 	o := newOutput(t, q, p)
 	// The table exists, v a LONG, before the batch comes.
 	require.NoError(t, write(t, o, rows(table, 0, 1, now)))
+	confirmed(t, o)
 	batch := rows(table, 1, 1000, now)
 	bad := rand.New(rand.NewPCG(1, 2)).IntN(1000)
 	batch[bad] = batch[bad].WithField("v", morse.String("not a number"))
@@ -83,6 +86,7 @@ func testFiveTables(t *testing.T, q *testserver.QuestDB, p string) {
 		tables[i] = "five_" + p + "_" + itoa(i)
 		require.NoError(t, write(t, o, rows(tables[i], 0, 1, now)))
 	}
+	confirmed(t, o)
 	// 200 lines per table, interleaved as an agent's batch would be.
 	for k := range 200 {
 		for i := range tables {

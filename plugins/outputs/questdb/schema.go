@@ -2,7 +2,6 @@ package questdb
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/morse-agent/morse"
 )
@@ -19,24 +18,53 @@ import (
 //	STRING          VARCHAR    STRING
 //	BOOLEAN         BOOLEAN    BOOLEAN
 //
-// A column this output did not create is not known, so a conflict with it still reaches the
-// server (see tcpwrite.go). The memory is dropped when the sender gives up a batch, in case
-// a table was dropped and made anew with other types.
+// A column is learned only once the batch that made it is confirmed (see tcpwrite.go). A
+// column this output did not make, or one that the same batch makes, is not known, so a
+// conflict with it still reaches the server. The memory is dropped when the sender gives up
+// a batch, in case a table was dropped and made anew with other types.
 
-// maxSchemaColumns bounds what the schema remembers; past it, new columns are not learned.
-const maxSchemaColumns = 100_000
+// maxSchemaColumns bounds what the schema remembers, and maxStaged what one batch may add;
+// past them, new columns are not learned.
+const (
+	maxSchemaColumns = 100_000
+	maxStaged        = 256
+)
 
-// schema is the column types learned from what this output has sent over TCP.
+// schema is the column types learned from what this output has sent over TCP and seen
+// confirmed. The sender holds its lock while using it.
 type schema struct {
-	mu      sync.Mutex
 	tables  map[string]map[string]string // table → column → the ILP type that made it
 	columns int
+	staged  []column // columns the batch being written adds, learned once it is confirmed
 }
 
+type column struct{ table, name, typ string }
+
+// reset forgets everything, for when a table may have been made anew with other types.
 func (s *schema) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tables, s.columns = nil, 0
+	s.tables, s.columns, s.staged = nil, 0, s.staged[:0]
+}
+
+// learn adds the columns of a confirmed batch.
+func (s *schema) learn(cols []column) {
+	for _, c := range cols {
+		if s.columns >= maxSchemaColumns {
+			return
+		}
+		if _, ok := s.tables[c.table][c.name]; ok {
+			continue
+		}
+		if s.tables == nil {
+			s.tables = map[string]map[string]string{}
+		}
+		t := s.tables[c.table]
+		if t == nil {
+			t = map[string]string{}
+			s.tables[strings.Clone(c.table)] = t
+		}
+		t[strings.Clone(c.name)] = c.typ
+		s.columns++
+	}
 }
 
 // accepts reports whether a column made by ILP type made takes a value of ILP type typ.
@@ -50,42 +78,34 @@ func accepts(made, typ string) bool {
 	return made == typ
 }
 
-// check refuses a metric whose field conflicts with a learned column, and learns the
-// columns it adds. It is called in batch order, the order in which QuestDB reads the lines.
+// check refuses a metric whose field conflicts with a learned column, and stages the
+// columns it may add. Only confirmed columns are trusted: a column first seen in the batch
+// may exist on the server with another type, and then the server decides.
 func (s *schema) check(m morse.Metric) *LineError {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	table := tableKey(m)
 	cols := s.tables[table]
 	var conflict *LineError
 	eachField(m, func(key, typ string) bool {
-		if made, ok := cols[key]; ok {
-			if !accepts(made, typ) {
-				conflict = &LineError{Reason: morse.ReasonFieldTypeConflict, Err: &typeConflict{table, key, typ, made}}
-				return false
-			}
+		made, ok := cols[key]
+		switch {
+		case ok && !accepts(made, typ):
+			conflict = &LineError{Reason: morse.ReasonFieldTypeConflict, Err: &typeConflict{table, key, typ, made}}
+			return false
+		case !ok && len(s.staged) < maxStaged && !s.isStaged(table, key):
+			s.staged = append(s.staged, column{table, key, typ})
 		}
 		return true
 	})
-	if conflict != nil {
-		return conflict
-	}
-	eachField(m, func(key, typ string) bool {
-		if _, ok := cols[key]; ok || s.columns >= maxSchemaColumns {
+	return conflict
+}
+
+func (s *schema) isStaged(table, name string) bool {
+	for _, c := range s.staged {
+		if c.name == name && c.table == table {
 			return true
 		}
-		if cols == nil {
-			if s.tables == nil {
-				s.tables = map[string]map[string]string{}
-			}
-			cols = map[string]string{}
-			s.tables[table] = cols
-		}
-		cols[key] = typ
-		s.columns++
-		return true
-	})
-	return nil
+	}
+	return false
 }
 
 // typeConflict is the refusal of a value whose type the column does not take.
