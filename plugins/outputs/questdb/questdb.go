@@ -146,8 +146,10 @@ func (o *QuestDB) MaxConcurrentWrites() int {
 // Validate checks the options after decoding.
 func (o *QuestDB) Validate() error {
 	var errs []error
-	if _, err := o.resolve(); err != nil {
+	if s, err := o.resolve(); err != nil {
 		errs = append(errs, err)
+	} else if !s.tls && o.Options.Set() {
+		errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, morse.Errorf("timeout", "must not be negative, got %s", o.Timeout))

@@ -40,6 +40,20 @@ const (
 	columnName
 )
 
+// refused marks, per byte, what QuestDB refuses anywhere in a table name (bit tableName) or
+// a column name (bit columnName); '.' is special in table names and checked apart.
+var refused = func() (r [256]uint8) {
+	for c := 0; c < 0x10; c++ {
+		r[c] = 1<<tableName | 1<<columnName
+	}
+	for _, c := range []byte("?,'\"\\/:)(+*%~\x7f") {
+		r[c] = 1<<tableName | 1<<columnName
+	}
+	r['-'] |= 1 << columnName
+	r['.'] |= 1 << columnName
+	return r
+}()
+
 // validName reports whether QuestDB takes s as a table or column name. With escaped, s is
 // line-protocol text whose backslashes escape the byte after them, and the rules apply to
 // the bytes it stands for.
@@ -47,36 +61,28 @@ func validName(kind nameKind, s string, escaped bool, maxLen int) bool {
 	if s == "" {
 		return false
 	}
-	chars := 0
+	bit := uint8(1) << kind
+	chars, last := 0, len(s)-1
 	var prev byte
-	last := len(s) - 1
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if escaped && c == '\\' && i < last {
+		if c == '\\' && escaped && i < last {
 			i++
 			c = s[i]
 		}
 		switch {
-		case c < 0x10 || c == 0x7f:
+		case refused[c]&bit != 0:
 			return false
+		case c < 0x80:
+			if c == '.' && (chars == 0 || i == last || prev == '.') {
+				return false // only tables get here with a '.'
+			}
 		case c == 0xEF && i+2 < len(s) && s[i+1] == 0xBB && s[i+2] == 0xBF: // U+FEFF
 			return false
+		case c&0xC0 == 0x80: // a UTF-8 continuation byte: not a new character
+			chars--
 		}
-		switch c {
-		case '?', ',', '\'', '"', '\\', '/', ':', ')', '(', '+', '*', '%', '~':
-			return false
-		case '-':
-			if kind == columnName {
-				return false
-			}
-		case '.':
-			if kind == columnName || chars == 0 || i == last || prev == '.' {
-				return false
-			}
-		}
-		if c&0xC0 != 0x80 { // not a UTF-8 continuation byte: one more character
-			chars++
-		}
+		chars++
 		prev = c
 	}
 	return chars <= maxLen
