@@ -1,0 +1,120 @@
+package questdb
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testserver"
+)
+
+// benchBatch is 1000 metrics shaped like Telegraf's cpu input: three tags, ten float
+// fields, one table. With lines, they are line metrics, as a listener hands them on.
+func benchBatch(lines bool) []morse.Metric {
+	fields := []string{"usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait",
+		"usage_irq", "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"}
+	batch := make([]morse.Metric, 1000)
+	for i := range batch {
+		t := now.Add(time.Duration(i) * time.Millisecond)
+		if lines {
+			text := fmt.Sprintf("bench_lines,cpu=cpu%d,host=server-%02d,region=eu-west-1 ", i%8, i%50)
+			for k, f := range fields {
+				if k > 0 {
+					text += ","
+				}
+				text += fmt.Sprintf("%s=%d.%03d", f, (i+k)%100, i%1000)
+			}
+			batch[i] = morse.NewLineMetric(morse.LineText{Text: text}, t)
+			continue
+		}
+		fs := make([]morse.Field, len(fields))
+		for k, f := range fields {
+			fs[k] = morse.Field{Key: f, Value: morse.Float(float64((i+k)%100) + float64(i%1000)/1000)}
+		}
+		batch[i] = morse.NewMetric("bench_metrics", []morse.Tag{
+			{Key: "cpu", Value: fmt.Sprintf("cpu%d", i%8)}, {Key: "host", Value: fmt.Sprintf("server-%02d", i%50)},
+			{Key: "region", Value: "eu-west-1"},
+		}, fs, t)
+	}
+	return batch
+}
+
+// processCPU is the CPU time this process has used, user and system. The QuestDB server is
+// another process, so this is what the output (and the Go runtime under it) spends.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkWrite writes prepared batches of 1000 lines to a real QuestDB 9.1.0 and reports
+// lines per second and the CPU this process spends per line: serializing, checking,
+// sending, and over TCP confirming. tcp-confirm0 is TCP with tcp_confirm_delay = "0s".
+func BenchmarkWrite(b *testing.B) {
+	q := testserver.StartQuestDB(b, testserver.QuestDBOptions{})
+	cases := []struct {
+		name, protocol string
+		confirm        time.Duration
+	}{
+		{"http", "http", DefaultTCPConfirmDelay},
+		{"tcp", "tcp", DefaultTCPConfirmDelay},
+		{"tcp-confirm0", "tcp", 0},
+	}
+	for _, c := range cases {
+		for _, lines := range []bool{false, true} {
+			kind := "metrics"
+			if lines {
+				kind = "lines"
+			}
+			b.Run(c.name+"/"+kind, func(b *testing.B) {
+				o := newOutput(b, q, c.protocol, func(o *QuestDB) { o.TCPConfirmDelay = morse.Duration(c.confirm) })
+				batch := benchBatch(lines)
+				ctx := context.Background()
+				if err := o.Write(ctx, batch); err != nil { // the table exists before timing
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				cpu0, start := processCPU(b), time.Now()
+				for b.Loop() {
+					if err := o.Write(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n := float64(b.N * len(batch))
+				b.ReportMetric(n/time.Since(start).Seconds(), "lines/s")
+				b.ReportMetric(float64(processCPU(b)-cpu0)/n, "cpu-ns/line")
+			})
+		}
+	}
+}
+
+// BenchmarkPrepare is the output's own work per batch without the network: checking and
+// serializing 1000 metrics, grouped by table as for HTTP, with the learned types as for TCP.
+func BenchmarkPrepare(b *testing.B) {
+	for _, lines := range []bool{false, true} {
+		kind := map[bool]string{false: "metrics", true: "lines"}[lines]
+		b.Run(kind, func(b *testing.B) {
+			o := New()
+			if err := o.Init(); err != nil {
+				b.Fatal(err)
+			}
+			batch := benchBatch(lines)
+			s := o.getScratch()
+			var sch schema
+			b.ReportAllocs()
+			for b.Loop() {
+				s.reset()
+				for _, g := range s.groupByTable(batch) {
+					o.serialize(s, batch, g.idx, &sch)
+				}
+				sch.staged = sch.staged[:0]
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/line")
+		})
+	}
+}

@@ -1,0 +1,91 @@
+package questdb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/morse-agent/morse"
+)
+
+// Drop reasons of this output beyond the shared ones in package morse.
+const (
+	// ReasonUnsupportedValue: a value QuestDB cannot store as it is. An unsigned integer
+	// above math.MaxInt64 does not fit its LONG; math.MinInt64 is how QuestDB writes NULL in
+	// a LONG, so it would read back as NULL; a designated timestamp before 1970 is refused.
+	ReasonUnsupportedValue = "unsupported_value"
+	// ReasonInvalidName: a measurement, tag key or field key that QuestDB refuses as a table
+	// or column name (see validName), or a tag and a field of one metric with one name.
+	ReasonInvalidName = "invalid_name"
+	// ReasonTooLarge: one line alone is larger than QuestDB takes in one request.
+	ReasonTooLarge = "request_too_large"
+)
+
+// LineError names one metric of a batch that QuestDB refused, or that this output refused
+// before sending it because QuestDB would. Index is the metric's position in the batch that
+// Write was given. Write reports every one of them, in a LineErrors, inside the
+// *morse.PartialWriteError (some stored) or *morse.PermanentError (none stored) it returns,
+// so that a caller can tell exactly which metrics were lost and why, for example to write
+// them to a dead-letter file.
+type LineError struct {
+	Index  int
+	Reason string // a morse.Reason* constant or one of this package's
+	Err    error  // QuestDB's message, or why the output refused the metric
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("metric %d of the batch (%s): %v", e.Index, e.Reason, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// LineErrors are the metrics of one batch that were dropped, in the order they were found.
+type LineErrors []*LineError
+
+func (l LineErrors) Error() string {
+	switch len(l) {
+	case 0:
+		return "no metric dropped"
+	case 1:
+		return l[0].Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d metrics dropped; first: %v", len(l), l[0])
+	return b.String()
+}
+
+// Unwrap lets errors.As find each LineError.
+func (l LineErrors) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// Indexes returns the batch positions of the dropped metrics.
+func (l LineErrors) Indexes() []int {
+	out := make([]int, len(l))
+	for i, e := range l {
+		out[i] = e.Index
+	}
+	return out
+}
+
+// result turns what a write of a batch of n metrics came to into Write's answer: nil when
+// nothing was dropped, a *morse.PartialWriteError when some were, and a *morse.PermanentError
+// when all were. The reason reported for the batch is that of the first dropped metric;
+// each LineError keeps its own.
+func result(n int, dropped LineErrors) error {
+	switch {
+	case len(dropped) == 0:
+		return nil
+	case len(dropped) >= n:
+		return morse.Permanent(dropped[0].Reason, dropped)
+	}
+	return &morse.PartialWriteError{Written: n - len(dropped), Dropped: len(dropped), Reason: dropped[0].Reason, Err: dropped}
+}
+
+// errClosed is returned by a Write after Close.
+var errClosed = errors.New("questdb: output is closed")

@@ -1,0 +1,119 @@
+package questdb
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAnswersNoLocalServerGives covers, with a fake /write beside the real-server tests, the
+// answers a local QuestDB 9.1.0 does not give on demand: a request too large, an overloaded
+// or failing server, a proxy's 404, a 400 that names no line. Bodies follow QuestDB's error
+// JSON as the real server sends it.
+func TestAnswersNoLocalServerGives(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  func(body []byte) (int, string, http.Header)
+		outcome morse.WriteOutcome
+		after   time.Duration // Retry-After, for a retry
+		reason  string        // for a drop
+		posts   int
+	}{
+		{
+			name: "413 for more than 2 lines: sent in halves",
+			answer: func(b []byte) (int, string, http.Header) {
+				if bytes.Count(b, []byte("\n")) > 2 {
+					return 413, `{"code":"request too large","message":"transaction is too large","line":0,"errorId":"x-1"}`, nil
+				}
+				return 204, "", nil
+			},
+			outcome: morse.OutcomeWritten, posts: 1 + 2 + 4,
+		},
+		{
+			name:    "413 for one line: dropped",
+			answer:  func([]byte) (int, string, http.Header) { return 413, "", nil },
+			outcome: morse.OutcomeDropped, reason: ReasonTooLarge, posts: 1 + 2 + 4 + 8,
+		},
+		{
+			name: "503 with Retry-After",
+			answer: func([]byte) (int, string, http.Header) {
+				return 503, "busy", http.Header{"Retry-After": {"7"}}
+			},
+			outcome: morse.OutcomeRetry, after: 7 * time.Second, posts: 1,
+		},
+		{
+			name: "500",
+			answer: func([]byte) (int, string, http.Header) {
+				return 500, `{"code":"internal error","message":"disk full"}`, nil
+			},
+			outcome: morse.OutcomeRetry, posts: 1,
+		},
+		{
+			name:    "401",
+			answer:  func([]byte) (int, string, http.Header) { return 401, "", nil },
+			outcome: morse.OutcomeRetry, posts: 1,
+		},
+		{
+			name:    "a proxy's 404",
+			answer:  func([]byte) (int, string, http.Header) { return 404, "<html>not found</html>", nil },
+			outcome: morse.OutcomeRetry, posts: 1,
+		},
+		{
+			name: "400 naming no line",
+			answer: func([]byte) (int, string, http.Header) {
+				return 400, `{"code":"not supported","message":"failed to parse line protocol:errors encountered on line(s):unsupported precision","line":0,"errorId":"x-2"}`, nil
+			},
+			outcome: morse.OutcomeDropped, reason: morse.ReasonUnableToParse, posts: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			posts := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				require.Equal(t, "/write", r.URL.Path)
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				posts++
+				mu.Unlock()
+				status, text, h := tt.answer(body)
+				for k, v := range h {
+					w.Header()[k] = v
+				}
+				if strings.HasPrefix(text, "{") {
+					w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				}
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, text)
+			}))
+			defer srv.Close()
+			o := New()
+			o.Addr = strings.TrimPrefix(srv.URL, "http://")
+			require.NoError(t, o.Init())
+			err := write(t, o, rows("fake", 0, 8, now))
+			require.Equal(t, tt.outcome, morse.Classify(err), "%v", err)
+			var re *morse.RetryableError
+			if tt.after > 0 {
+				require.True(t, errors.As(err, &re))
+				require.Equal(t, tt.after, re.RetryAfter)
+			}
+			if tt.reason != "" {
+				requireDropped(t, err, 8, tt.reason, 0, 1, 2, 3, 4, 5, 6, 7)
+			}
+			var se *ServerError
+			if err != nil {
+				require.True(t, errors.As(err, &se), "%v", err)
+			}
+			require.Equal(t, tt.posts, posts)
+		})
+	}
+}
