@@ -19,9 +19,11 @@ run: build
 	./$(BIN)
 
 ## test-deps: what the integration tests need: Debian's docker.io and influxdb packages and a
-## running dockerd (the test images are built FROM scratch out of the host's binaries).
+## running dockerd (the test images are built FROM scratch out of the host's binaries), and
+## QuestDB's jar from Maven Central with a JDK (cached under ~/.cache/morse).
 test-deps:
 	bash scripts/ensure-docker.sh
+	bash scripts/ensure-questdb.sh >/dev/null
 
 ## test: vet, then every test under the race detector, real servers included.
 test: test-deps vet

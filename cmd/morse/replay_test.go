@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,4 +76,55 @@ func storedTimes(t *testing.T, in *testserver.Influx) []int64 {
 		times = append(times, row[0].(int64))
 	}
 	return times
+}
+
+// TestReplayToQuestDB: QuestDB 9.1.0 refuses lines that write strings into a LONG column;
+// morse keeps exactly those lines in the dead letter, stores the rest, and once the
+// conflicting table is dropped, `morse replay` stores every dead-lettered line.
+func TestReplayToQuestDB(t *testing.T) {
+	q := testserver.StartQuestDB(t, testserver.QuestDBOptions{})
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.lp")
+	var lines []string
+	for i := range 50 {
+		v := fmt.Sprintf("%di", i)
+		if i%10 == 3 {
+			v = fmt.Sprintf(`"s%d"`, i) // five strings into the LONG column the first line makes
+		}
+		lines = append(lines, fmt.Sprintf("tq,k=k%d v=%s %d", i, v, 1700000000000000000+int64(i)*1000))
+	}
+	require.NoError(t, os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	dead := filepath.Join(dir, "dead.lp")
+	conf := filepath.Join(dir, "morse.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(`
+[agent]
+  omit_hostname = true
+[[inputs.file]]
+  files = [%q]
+  data_format = "influx"
+[[outputs.questdb]]
+  addr = %q
+  protocol = "http"
+  dead_letter_file = %q
+`, data, q.HTTPAddr(), dead)), 0o644))
+
+	_, stderr, code := runMorse(t, "--once", "--config", conf)
+	require.Zero(t, code, stderr)
+	q.WaitCount(t, "tq", 45, 30*time.Second)
+	b, err := os.ReadFile(dead)
+	require.NoError(t, err)
+	var kept []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			kept = append(kept, l)
+		}
+	}
+	require.Len(t, kept, 5, "exactly the refused lines:\n%s", b)
+	require.Contains(t, string(b), "reason=field_type_conflict")
+
+	q.MustQuery(t, "DROP TABLE tq")
+	stdout, stderr, code := runMorse(t, "replay", "--config", conf, "--output", "questdb", dead)
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "replayed 5 metrics to outputs.questdb: 5 written, 0 dropped again map[], 0 left unsent")
+	q.WaitCount(t, "tq", 5, 30*time.Second)
 }

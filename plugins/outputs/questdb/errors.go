@@ -74,17 +74,37 @@ func (l LineErrors) Indexes() []int {
 }
 
 // result turns what a write of a batch of n metrics came to into Write's answer: nil when
-// nothing was dropped, a *morse.PartialWriteError when some were, and a *morse.PermanentError
-// when all were. The reason reported for the batch is that of the first dropped metric;
-// each LineError keeps its own.
+// nothing was dropped, else a *morse.PartialWriteError that lists the dropped positions,
+// one part per reason (PartialWriteError.More), so that the batch writer counts, reports
+// and dead-letters exactly those metrics under their own reasons. Each part's error is the
+// LineErrors of its reason.
 func result(n int, dropped LineErrors) error {
-	switch {
-	case len(dropped) == 0:
+	if len(dropped) == 0 {
 		return nil
-	case len(dropped) >= n:
-		return morse.Permanent(dropped[0].Reason, dropped)
 	}
-	return &morse.PartialWriteError{Written: n - len(dropped), Dropped: len(dropped), Reason: dropped[0].Reason, Err: dropped}
+	var head *morse.PartialWriteError
+	byReason := map[string]*morse.PartialWriteError{}
+	lines := map[string]LineErrors{}
+	for _, le := range dropped {
+		p, ok := byReason[le.Reason]
+		if !ok {
+			p = &morse.PartialWriteError{Reason: le.Reason}
+			byReason[le.Reason] = p
+			if head == nil {
+				head = p
+			} else {
+				head.More = append(head.More, p)
+			}
+		}
+		p.Indices = append(p.Indices, le.Index)
+		p.Dropped = len(p.Indices)
+		lines[le.Reason] = append(lines[le.Reason], le)
+	}
+	for r, p := range byReason {
+		p.Err = lines[r]
+	}
+	head.Written = max(0, n-len(dropped))
+	return head
 }
 
 // errClosed is returned by a Write after Close.

@@ -41,7 +41,7 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 		{
 			name:    "413 for one line: dropped",
 			answer:  func([]byte) (int, string, http.Header) { return 413, "", nil },
-			outcome: morse.OutcomeDropped, reason: ReasonTooLarge, posts: 1 + 2 + 4 + 8,
+			outcome: morse.OutcomePartial, reason: ReasonTooLarge, posts: 1 + 2 + 4 + 8,
 		},
 		{
 			name: "503 with Retry-After",
@@ -72,7 +72,7 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 			answer: func([]byte) (int, string, http.Header) {
 				return 400, `{"code":"not supported","message":"failed to parse line protocol:errors encountered on line(s):unsupported precision","line":0,"errorId":"x-2"}`, nil
 			},
-			outcome: morse.OutcomeDropped, reason: morse.ReasonUnableToParse, posts: 1,
+			outcome: morse.OutcomePartial, reason: morse.ReasonUnableToParse, posts: 1,
 		},
 	}
 	for _, tt := range tests {

@@ -104,19 +104,15 @@ func requireDropped(t testing.TB, err error, n int, reason string, idx ...int) L
 	for _, e := range le {
 		require.Equal(t, reason, e.Reason, "%v", e)
 	}
-	if len(idx) == n {
-		require.Equal(t, morse.OutcomeDropped, morse.Classify(err))
-		var pe *morse.PermanentError
-		require.ErrorAs(t, err, &pe)
-		require.Equal(t, reason, pe.Reason)
-		return le
-	}
-	require.Equal(t, morse.OutcomePartial, morse.Classify(err))
+	require.Equal(t, morse.OutcomePartial, morse.Classify(err), "exactly the dropped positions, even when all are")
 	var pw *morse.PartialWriteError
 	require.ErrorAs(t, err, &pw)
 	require.Equal(t, n-len(idx), pw.Written)
 	require.Equal(t, len(idx), pw.Dropped)
 	require.Equal(t, reason, pw.Reason)
+	require.ElementsMatch(t, idx, pw.Indices, "the positions reach the batch writer")
+	var pe *morse.PermanentError
+	require.ErrorAs(t, err, &pe, "found as permanent too")
 	return le
 }
 
