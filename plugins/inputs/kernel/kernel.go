@@ -69,9 +69,9 @@ type Kernel struct {
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
 var (
-	_ morse.Input       = (*Kernel)(nil)
-	_ morse.Validator   = (*Kernel)(nil)
-	_ morse.Initializer = (*Kernel)(nil)
+	_ morse.Input        = (*Kernel)(nil)
+	_ morse.Validator    = (*Kernel)(nil)
+	_ morse.Initializer  = (*Kernel)(nil)
 	_ morse.LoggerSetter = (*Kernel)(nil)
 )
 
