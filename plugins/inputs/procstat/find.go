@@ -34,8 +34,14 @@ func (p *Procstat) find(ctx context.Context) ([]group, error) {
 		return []group{{pids: pids, tags: map[string]string{tag: value}}}, err
 	}
 	switch {
+	case len(p.supervisorUnits()) > 0:
+		// Accepted with a warning at Init (no supervisorctl lookup in morse): the lookup
+		// finds nothing rather than falling through to another selector.
+		return one("supervisor_unit", strings.Join(p.supervisorUnits(), ";"), nil, nil)
 	case p.SystemdUnit != "":
 		return p.systemdGroups(ctx)
+	case p.WinService != "":
+		return one("win_service", p.WinService, nil, nil)
 	case p.CGroup != "":
 		return p.cgroupGroups(p.CGroup, p.CGroup)
 	case p.PidFile != "":
