@@ -4,8 +4,8 @@
 // exe, pattern, user, systemd_unit (with include_systemd_children) or cgroup, and found
 // with the pgrep executable or natively.
 //
-// Accepted with one warning at start, and no effect: supervisor_units (and the deprecated
-// supervisor_unit), win_service (Windows only), socket_protocols, the sockets property
+// supervisor_units asks supervisorctl, as in Telegraf. Accepted with one warning at start,
+// and no effect: win_service (Windows only), socket_protocols, the sockets property
 // (procstat_socket) and the socket and filter-only tag_with values. The
 // [[inputs.procstat.filter]] sections are refused with a clear error: without them such a
 // config would watch nothing it meant to.
@@ -68,8 +68,8 @@ type Procstat struct {
 	PidTag bool `toml:"pid_tag"`
 	// CmdLineTag is Telegraf's deprecated spelling of tag_with = ["cmdline"].
 	CmdLineTag bool `toml:"cmdline_tag"`
-	// SupervisorUnits selects Supervisor programs in Telegraf; morse accepts it with a
-	// warning (see the package documentation). SupervisorUnit is its deprecated spelling.
+	// SupervisorUnits selects the children of Supervisor programs' main processes, see
+	// supervisorGroups. SupervisorUnit is its deprecated spelling.
 	SupervisorUnits []string `toml:"supervisor_units"`
 	SupervisorUnit  []string `toml:"supervisor_unit"`
 	// WinService selects a Windows service in Telegraf; accepted with a warning.
@@ -169,10 +169,6 @@ func (p *Procstat) warnUnsupported() {
 	if l == nil {
 		l = slog.Default()
 	}
-	if len(p.supervisorUnits()) > 0 {
-		l.Warn("supervisor_units has no effect in morse: it does not ask supervisorctl for processes; " +
-			"this instance reports no processes (use pid_file, pattern or cgroup)")
-	}
 	if p.WinService != "" {
 		l.Warn("win_service has no effect in morse: Windows services exist only on Windows, which morse does not run on; " +
 			"this instance reports no processes")
@@ -257,6 +253,9 @@ func (p *Procstat) Gather(ctx context.Context, acc morse.Accumulator) error {
 		}
 	}
 	lookupTags["result"] = "success"
+	if units := p.supervisorUnits(); len(units) > 0 {
+		lookupTags["supervisor_unit"] = strings.Join(units, ";")
+	}
 	acc.AddFields("procstat_lookup", map[string]any{"pid_count": count, "running": len(running), "result_code": 0}, lookupTags, now)
 	return nil
 }

@@ -200,15 +200,13 @@ func TestAcceptedOptionsWarnOnceAndChangeNothing(t *testing.T) {
 	require.Empty(t, acc.MetricsNamed("procstat_socket"))
 }
 
-func TestSupervisorAndWindowsSelectorsFindNothing(t *testing.T) {
+func TestWindowsSelectorFindsNothing(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(p *Procstat)
 		warn   string
 		tag    [2]string
 	}{
-		{"supervisor_units", func(p *Procstat) { p.SupervisorUnits = []string{"web"}; p.SupervisorUnit = []string{"proxy", "web"} },
-			"supervisor_units has no effect in morse", [2]string{"supervisor_unit", "web;proxy"}},
 		{"win_service", func(p *Procstat) { p.WinService = "Spooler" }, "win_service has no effect in morse", [2]string{"win_service", "Spooler"}},
 	}
 	for _, tt := range tests {
