@@ -24,6 +24,7 @@ run: build
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
+	bash scripts/test-deps-supervisor.sh
 
 ## test: vet, then every test under the race detector, real servers included.
 test: test-deps vet

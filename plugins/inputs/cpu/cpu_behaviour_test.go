@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/shirou/gopsutil/v4/cpu"
 	"github.com/stretchr/testify/require"
 
@@ -187,21 +186,10 @@ func TestConcurrentGathers(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/cpu.golden")
-	require.NoError(t, err)
-	c := New()
-	md, err := toml.Decode(shapes.Config, c)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	require.NoError(t, c.Validate())
-	require.NoError(t, c.Init())
-
+	const path = "../../../testdata/inputs/cpu.golden"
+	shapes := testutil.LoadGolden(t, path)
 	// The first gather right after Init, as `morse --test` does it.
-	acc := &testutil.Accumulator{}
-	require.NoError(t, c.Gather(context.Background(), acc))
-	require.Empty(t, acc.Errors())
-	ms := acc.Metrics()
-	require.Empty(t, shapes.Check(ms))
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	// The check is not vacuous: one name Telegraf does not have is caught.
 	require.Equal(t, []string{"cpu: field usage_total: emitted but not in the golden list"},
 		shapes.Check([]morse.Metric{ms[0].WithField("usage_total", morse.Float(1))}))

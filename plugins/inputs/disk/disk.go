@@ -1,7 +1,10 @@
 // Package disk is the inputs.disk plugin. It reports the space and inodes of every mounted
 // file system under Telegraf's measurement, tag and field names, with Telegraf's filters:
-// mount_points, ignore_fs (with its default list), ignore_mount_opts, autofs always skipped,
-// and HOST_MOUNT_PREFIX for monitoring a host from a container.
+// mount_points, ignore_fs, ignore_mount_opts, autofs always skipped, and HOST_MOUNT_PREFIX
+// for monitoring a host from a container. As in Telegraf, ignore_fs is empty unless the
+// config sets it; the sample config sets Telegraf's list of in-memory and image file systems.
+// The sizes and inode counts are unsigned (gopsutil's uint64, which Telegraf adds as they
+// are), the percentages floats.
 //
 // used_percent is used / (used + free), not used / total: the blocks reserved for root are
 // neither, so the percentage reaches 100 when an unprivileged writer runs out of space, as
@@ -13,7 +16,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,10 +33,6 @@ const Description = "Read metrics about disk usage by mount point"
 //go:embed sample.conf
 var sampleConfig string
 
-// defaultIgnoreFS is the ignore_fs list of Telegraf's sample config: in-memory and
-// read-only image file systems that say nothing about disk space.
-var defaultIgnoreFS = []string{"tmpfs", "devtmpfs", "devfs", "iso9660", "overlay", "aufs", "squashfs"}
-
 // Source reads the mounts and their usage. The zero value means the system's; tests inject
 // fixed mounts.
 type Source struct {
@@ -44,6 +42,8 @@ type Source struct {
 	Usage func(ctx context.Context, path string) (*disk.UsageStat, error)
 	// Getenv reads the environment, for HOST_MOUNT_PREFIX.
 	Getenv func(key string) string
+	// Label finds the label of a device (a device-mapper name or udev's ID_FS_LABEL).
+	Label func(ctx context.Context, device string) (string, error)
 }
 
 // Disk is the inputs.disk plugin and its configuration. Build it with New.
@@ -69,9 +69,9 @@ var (
 	_ morse.LoggerSetter = (*Disk)(nil)
 )
 
-// New returns the plugin with the defaults of Telegraf's sample config.
+// New returns the plugin with Telegraf's defaults: every mount point, no filters.
 func New() *Disk {
-	return &Disk{IgnoreFS: slices.Clone(defaultIgnoreFS)}
+	return &Disk{}
 }
 
 func init() {
@@ -103,6 +103,9 @@ func (d *Disk) source() Source {
 	}
 	if s.Getenv == nil {
 		s.Getenv = os.Getenv
+	}
+	if s.Label == nil {
+		s.Label = disk.LabelWithContext
 	}
 	return s
 }
@@ -147,7 +150,7 @@ func (d *Disk) Gather(ctx context.Context, acc morse.Accumulator) error {
 			continue
 		}
 		path := filepath.Join("/", strings.TrimPrefix(p.Mountpoint, prefix))
-		acc.AddMetric(morse.NewMetric("disk", tags(p, path), fields(du), now))
+		acc.AddMetric(morse.NewMetric("disk", tags(ctx, src, p, path), fields(du), now))
 	}
 	return nil
 }
@@ -176,13 +179,23 @@ func (d *Disk) trace(reason, mountpoint string) {
 	}
 }
 
-func tags(p disk.PartitionStat, path string) []morse.Tag {
-	return []morse.Tag{
-		{Key: "device", Value: strings.ReplaceAll(p.Device, "/dev/", "")},
+// tags are Telegraf's: a mount without a device ("none", as tmpfs often has) is named by its
+// file system type, and the label tag is there only for a device that has a label.
+func tags(ctx context.Context, src Source, p disk.PartitionStat, path string) []morse.Tag {
+	device := p.Device
+	if device == "none" || device == "" {
+		device = p.Fstype
+	}
+	tags := []morse.Tag{
+		{Key: "device", Value: strings.ReplaceAll(device, "/dev/", "")},
 		{Key: "fstype", Value: p.Fstype},
 		{Key: "mode", Value: mode(p.Opts)},
 		{Key: "path", Value: path},
 	}
+	if label, err := src.Label(ctx, strings.TrimPrefix(device, "/dev/")); err == nil && label != "" {
+		tags = append(tags, morse.Tag{Key: "label", Value: label})
+	}
+	return tags
 }
 
 // mode is "rw" or "ro" from the mount options, "unknown" when neither is listed.
@@ -216,11 +229,8 @@ func fields(du *disk.UsageStat) []morse.Field {
 	}
 }
 
-// num makes an integer field. Telegraf writes these uint64 values as integers, so existing
-// series expect that type; a value beyond int64 is clamped, as Telegraf's serializer does.
+// num makes an unsigned field, the type Telegraf emits for gopsutil's uint64 values. Outputs
+// without uint support write it as a signed integer, clamped as Telegraf clamps it.
 func num(key string, v uint64) morse.Field {
-	if v > math.MaxInt64 {
-		return morse.Field{Key: key, Value: morse.Int(math.MaxInt64)}
-	}
-	return morse.Field{Key: key, Value: morse.Int(int64(v))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

@@ -22,6 +22,7 @@ var mounts = []disk.PartitionStat{
 	{Device: "/dev/sda2", Mountpoint: "/home", Fstype: "ext4", Opts: []string{"ro", "noatime"}},
 	{Device: "/dev/sda1", Mountpoint: "/srv/www", Fstype: "ext4", Opts: []string{"rw", "bind"}},
 	{Device: "tmpfs", Mountpoint: "/run", Fstype: "tmpfs", Opts: []string{"rw"}},
+	{Device: "none", Mountpoint: "/dev/shm", Fstype: "tmpfs", Opts: []string{"ro"}},
 	{Device: "proc", Mountpoint: "/proc", Fstype: "proc", Opts: []string{"rw"}},
 	{Device: "systemd-1", Mountpoint: "/net", Fstype: "autofs", Opts: []string{"rw"}},
 	{Device: "server:/export", Mountpoint: "/mnt/stale", Fstype: "nfs4", Opts: []string{}},
@@ -49,6 +50,12 @@ func fake(prefix string) Source {
 				return prefix
 			}
 			return ""
+		},
+		Label: func(_ context.Context, device string) (string, error) {
+			if device == "sda1" {
+				return "rootfs", nil
+			}
+			return "", errors.New("no udev data")
 		},
 	}
 }
@@ -85,7 +92,7 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	require.True(t, strings.HasPrefix(info.SampleConfig, "# "+Description+"\n[[inputs.disk]]\n"))
 	d, ok := info.New().(*Disk)
 	require.True(t, ok)
-	require.Equal(t, []string{"tmpfs", "devtmpfs", "devfs", "iso9660", "overlay", "aufs", "squashfs"}, d.IgnoreFS)
+	require.Empty(t, d.IgnoreFS, "Telegraf's default; its sample config sets a list")
 	require.Empty(t, d.MountPoints)
 	require.Empty(t, d.IgnoreMountOpts)
 
@@ -95,7 +102,8 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	md, err := toml.Decode(body, fresh)
 	require.NoError(t, err)
 	require.Empty(t, md.Undecoded())
-	require.Equal(t, d.IgnoreFS, fresh.IgnoreFS, "the sample shows the default list")
+	require.Equal(t, []string{"tmpfs", "devtmpfs", "devfs", "iso9660", "overlay", "aufs", "squashfs"}, fresh.IgnoreFS,
+		"the sample sets Telegraf's list")
 }
 
 func TestFilters(t *testing.T) {
@@ -104,11 +112,13 @@ func TestFilters(t *testing.T) {
 		config func(d *Disk)
 		want   []string
 	}{
-		{name: "defaults", config: func(*Disk) {}, want: []string{"/", "/home", "/srv/www"}},
+		{name: "defaults: no ignore_fs, autofs still skipped", config: func(*Disk) {}, want: []string{"/", "/home", "/srv/www", "/run", "/dev/shm"}},
+		{name: "the sample's ignore_fs", config: func(d *Disk) {
+			d.IgnoreFS = []string{"tmpfs", "devtmpfs", "devfs", "iso9660", "overlay", "aufs", "squashfs"}
+		}, want: []string{"/", "/home", "/srv/www"}},
 		{name: "mount_points", config: func(d *Disk) { d.MountPoints = []string{"/home", "/nowhere"} }, want: []string{"/home"}},
-		{name: "ignore_mount_opts bind", config: func(d *Disk) { d.IgnoreMountOpts = []string{"bind"} }, want: []string{"/", "/home"}},
-		{name: "ignore_fs", config: func(d *Disk) { d.IgnoreFS = []string{"ext4"} }, want: []string{"/run"}},
-		{name: "empty ignore_fs still skips autofs", config: func(d *Disk) { d.IgnoreFS = nil }, want: []string{"/", "/home", "/srv/www", "/run"}},
+		{name: "ignore_mount_opts bind", config: func(d *Disk) { d.IgnoreMountOpts = []string{"bind"} }, want: []string{"/", "/home", "/run", "/dev/shm"}},
+		{name: "ignore_fs", config: func(d *Disk) { d.IgnoreFS = []string{"ext4"} }, want: []string{"/run", "/dev/shm"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,11 +141,13 @@ func TestTagsAndFields(t *testing.T) {
 	acc := &testutil.Accumulator{}
 	require.NoError(t, d.Gather(context.Background(), acc))
 	ms := acc.Metrics()
-	require.Equal(t, map[string]string{"device": "sda1", "fstype": "ext4", "mode": "rw", "path": "/"}, tagsOf(ms[0]))
+	require.Equal(t, map[string]string{"device": "sda1", "fstype": "ext4", "mode": "rw", "path": "/", "label": "rootfs"}, tagsOf(ms[0]))
 	require.Equal(t, map[string]string{"device": "sda2", "fstype": "ext4", "mode": "ro", "path": "/home"}, tagsOf(ms[1]))
+	require.Equal(t, map[string]string{"device": "tmpfs", "fstype": "tmpfs", "mode": "ro", "path": "/dev/shm"}, tagsOf(ms[4]),
+		"a mount without a device is named by its file system type")
 	require.Equal(t, map[string]any{
-		"total": int64(1100), "free": int64(400), "used": int64(600), "used_percent": 60.0,
-		"inodes_total": int64(100), "inodes_free": int64(75), "inodes_used": int64(25), "inodes_used_percent": 25.0,
+		"total": uint64(1100), "free": uint64(400), "used": uint64(600), "used_percent": 60.0,
+		"inodes_total": uint64(100), "inodes_free": uint64(75), "inodes_used": uint64(25), "inodes_used_percent": 25.0,
 	}, fieldsOf(ms[0]), "used_percent is used/(used+free), not used/total")
 	require.Equal(t, "unknown", mode(nil))
 }
@@ -151,7 +163,7 @@ func TestHostMountPrefix(t *testing.T) {
 	acc := &testutil.Accumulator{}
 	require.NoError(t, d.Gather(context.Background(), acc))
 	require.Contains(t, asked, "/hostfs/home", "usage is read below the prefix")
-	require.Equal(t, []string{"/", "/home", "/srv/www"}, paths(acc.Metrics()), "the path tag is the host's")
+	require.Equal(t, []string{"/", "/home", "/srv/www", "/run", "/dev/shm"}, paths(acc.Metrics()), "the path tag is the host's")
 }
 
 func TestPartitionsFailure(t *testing.T) {
@@ -161,25 +173,15 @@ func TestPartitionsFailure(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/disk.golden")
-	require.NoError(t, err)
-	d := &Disk{}
-	md, err := toml.Decode(shapes.Config, d)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	require.Equal(t, New().IgnoreFS, d.IgnoreFS)
-	acc := &testutil.Accumulator{}
-	require.NoError(t, d.Gather(context.Background(), acc))
-	require.Empty(t, acc.Errors())
-	ms := acc.Metrics()
-	require.NotEmpty(t, ms)
-	require.Empty(t, shapes.Check(ms))
-	require.Equal(t, []string{"disk: tag label: emitted but not in the golden list"},
-		shapes.Check([]morse.Metric{ms[0].WithTag("label", "x")}))
+	const path = "../../../testdata/inputs/disk.golden"
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
+	shapes := testutil.LoadGolden(t, path)
+	require.Equal(t, []string{"disk: tag uuid: emitted but not in the golden list"},
+		shapes.Check([]morse.Metric{ms[0].WithTag("uuid", "x")}))
 	require.True(t, slices.Contains(paths(ms), "/"), "the root file system is reported")
 	for _, m := range ms {
 		fstype, _ := m.Tag("fstype")
-		require.NotContains(t, New().IgnoreFS, fstype)
+		require.NotEqual(t, "tmpfs", fstype, "the golden config ignores tmpfs")
 		f := fieldsOf(m)
 		require.Positive(t, f["total"])
 		require.InDelta(t, 50.0, f["used_percent"], 50.0)

@@ -14,7 +14,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"math"
 	"path"
 	"slices"
 	"strings"
@@ -243,11 +242,8 @@ func derived(cur, prev disk.IOCountersStat, interval time.Duration) []morse.Fiel
 	return out
 }
 
-// num makes an integer field. Telegraf writes these uint64 counters as integers, so existing
-// series expect that type; a value beyond int64 is clamped, as Telegraf's serializer does.
+// num makes an unsigned field, the type Telegraf emits for gopsutil's uint64 counters.
+// Outputs without uint support write it as a signed integer, clamped as Telegraf clamps it.
 func num(key string, v uint64) morse.Field {
-	if v > math.MaxInt64 {
-		return morse.Field{Key: key, Value: morse.Int(math.MaxInt64)}
-	}
-	return morse.Field{Key: key, Value: morse.Int(int64(v))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

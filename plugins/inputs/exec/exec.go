@@ -1,7 +1,7 @@
 // Package exec is the inputs.exec plugin. Every interval it runs the configured commands,
 // all at once, and parses what each prints on stdout as line protocol, with Telegraf's
-// options: commands (the command may be a glob), environment, timeout, ignore_error and
-// data_format.
+// options: commands (each an array of strings, or one string split as a shell would; the
+// program may be a glob), environment, timeout, ignore_error, log_stderr and data_format.
 //
 // As in Telegraf, a command that exits non-zero or times out is reported as an error that
 // quotes the first line of its stderr, and its output is not parsed unless ignore_error is
@@ -14,6 +14,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,8 +32,8 @@ var sampleConfig string
 
 // Exec is the inputs.exec plugin and its configuration. Build it with New.
 type Exec struct {
-	// Commands are the command lines to run, split into words as a shell would.
-	Commands []string `toml:"commands"`
+	// Commands are the commands to run.
+	Commands []Command `toml:"commands"`
 	// Command is Telegraf's deprecated single command; it runs before Commands.
 	Command string `toml:"command"`
 	// Environment holds "KEY=value" pairs added to the agent's environment.
@@ -41,6 +42,8 @@ type Exec struct {
 	Timeout morse.Duration `toml:"timeout"`
 	// IgnoreError parses the output of a command that failed as if it had succeeded.
 	IgnoreError bool `toml:"ignore_error"`
+	// LogStdErr logs every line a command writes to stderr, see logStderr.
+	LogStdErr bool `toml:"log_stderr"`
 	// DataFormat is the format of the output. Only "influx" is read, so it is the default;
 	// "json" (Telegraf's default) is refused at config time rather than misread on every
 	// gather.
@@ -48,12 +51,14 @@ type Exec struct {
 
 	// killGrace is the time between SIGTERM and SIGKILL after a timeout; tests shorten it.
 	killGrace time.Duration
+	log       *slog.Logger
 }
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
 var (
-	_ morse.Input     = (*Exec)(nil)
-	_ morse.Validator = (*Exec)(nil)
+	_ morse.Input        = (*Exec)(nil)
+	_ morse.Validator    = (*Exec)(nil)
+	_ morse.LoggerSetter = (*Exec)(nil)
 )
 
 // New returns the plugin with Telegraf's defaults.
@@ -70,6 +75,16 @@ func init() {
 	})
 }
 
+// SetLogger gives the plugin the engine's logger, which already names the plugin.
+func (e *Exec) SetLogger(l *slog.Logger) { e.log = l }
+
+func (e *Exec) logger() *slog.Logger {
+	if e.log == nil {
+		return slog.Default()
+	}
+	return e.log
+}
+
 // Validate checks the options that can be wrong before anything runs.
 func (e *Exec) Validate() error {
 	if e.DataFormat != "influx" {
@@ -84,42 +99,49 @@ func (e *Exec) Validate() error {
 			return morse.Errorf("environment", "%q is not of the form KEY=value", kv)
 		}
 	}
-	for _, c := range e.commandLines() {
-		if _, err := splitWords(c); err != nil {
-			return morse.Errorf("commands", "%q: %v", c, err)
+	if e.Command != "" {
+		var c Command
+		if err := c.UnmarshalTOML(e.Command); err != nil {
+			return morse.Errorf("command", "%v", err)
+		}
+	}
+	for _, c := range e.Commands {
+		if len(c) == 0 {
+			return morse.Errorf("commands", "command cannot be empty")
 		}
 	}
 	return nil
 }
 
-func (e *Exec) commandLines() []string {
+// commands are the configured commands, the deprecated single one first.
+func (e *Exec) commands() []Command {
 	if e.Command == "" {
 		return e.Commands
 	}
-	return append([]string{e.Command}, e.Commands...)
+	var c Command
+	if err := c.UnmarshalTOML(e.Command); err != nil {
+		return e.Commands // Validate refuses it
+	}
+	return append([]Command{c}, e.Commands...)
 }
 
-// expand turns the configured command lines into the commands to run: a command whose
-// program is a glob runs once per match, with the same arguments; a glob without matches
-// runs as written, so that programs found through PATH work.
-func (e *Exec) expand(acc morse.Accumulator) []string {
-	var out []string
-	for _, line := range e.commandLines() {
-		program, args, hasArgs := strings.Cut(strings.TrimSpace(line), " ")
-		matches, err := filepath.Glob(program)
+// expand turns the configured commands into the commands to run: a command whose program
+// is a glob runs once per match, with the same arguments; a glob without matches runs as
+// written, so that programs found through PATH work.
+func (e *Exec) expand(acc morse.Accumulator) []Command {
+	var out []Command
+	for _, c := range e.commands() {
+		matches, err := filepath.Glob(c[0])
 		if err != nil {
-			acc.AddError(fmt.Errorf("exec: command %q: %w", line, err))
+			acc.AddError(fmt.Errorf("exec: command %q: %w", c.String(), err))
 			continue
 		}
 		if len(matches) == 0 {
-			out = append(out, line)
+			out = append(out, c)
 			continue
 		}
 		for _, m := range matches {
-			if hasArgs {
-				m += " " + args
-			}
-			out = append(out, m)
+			out = append(out, append(Command{m}, c[1:]...))
 		}
 	}
 	return out
@@ -136,15 +158,18 @@ func (e *Exec) Gather(ctx context.Context, acc morse.Accumulator) error {
 	return nil
 }
 
-func (e *Exec) process(ctx context.Context, command string, acc morse.Accumulator) {
+func (e *Exec) process(ctx context.Context, command Command, acc morse.Accumulator) {
 	out, stderr, err := e.run(ctx, command)
 	if err != nil && !e.IgnoreError {
-		msg := fmt.Errorf("exec: %w for command %q", err, command)
-		if len(stderr) > 0 {
-			msg = fmt.Errorf("%w: %s", msg, stderr)
+		msg := fmt.Errorf("exec: %w for command %q", err, command.String())
+		if first := firstLine(stderr); len(first) > 0 {
+			msg = fmt.Errorf("%w: %s", msg, first)
 		}
 		acc.AddError(msg)
 		return
+	}
+	if e.LogStdErr && len(stderr) > 0 {
+		logStderr(e.logger(), command, stderr)
 	}
 	p := influx.Parser{}
 	res := p.Parse(out, acc.AddMetric)

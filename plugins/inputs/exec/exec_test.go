@@ -43,10 +43,17 @@ func gather(t *testing.T, e *Exec) *testutil.Accumulator {
 	return acc
 }
 
+// newExec builds the plugin with commands written as Telegraf's older string form.
 func newExec(commands ...string) *Exec {
 	e := New()
 	e.DataFormat = "influx"
-	e.Commands = commands
+	for _, line := range commands {
+		var c Command
+		if err := c.UnmarshalTOML(line); err != nil {
+			panic(err)
+		}
+		e.Commands = append(e.Commands, c)
+	}
 	return e
 }
 
@@ -81,7 +88,8 @@ func TestValidate(t *testing.T) {
 			want: `data_format: "json" is not supported`},
 		{name: "timeout", change: func(e *Exec) { e.Timeout = 0 }, want: "timeout: must be positive"},
 		{name: "environment", change: func(e *Exec) { e.Environment = []string{"NOVALUE"} }, want: `environment: "NOVALUE" is not of the form KEY=value`},
-		{name: "quoting", change: func(e *Exec) { e.Commands = []string{`echo "unterminated`} }, want: "unterminated double-quoted string"},
+		{name: "quoting", change: func(e *Exec) { e.Command = `echo "unterminated` }, want: "unterminated double-quoted string"},
+		{name: "empty", change: func(e *Exec) { e.Commands = []Command{{}} }, want: "commands: command cannot be empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,8 +220,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/exec.golden")
-	require.NoError(t, err)
+	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/exec.golden")
 	e := New()
 	md, err := toml.Decode(shapes.Config, e)
 	require.NoError(t, err)
@@ -224,7 +231,7 @@ func TestGoldenRealGather(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out.txt")
 	require.NoError(t, os.WriteFile(out, []byte(readme.String()+"cpu,cpu=cpu7 usage_idle=\n"), 0o644))
-	e.Commands = []string{"cat " + out}
+	e.Commands = []Command{{"cat", out}}
 	acc := gather(t, e)
 	ms := acc.Metrics()
 	require.Len(t, ms, 7)
@@ -234,4 +241,65 @@ func TestGoldenRealGather(t *testing.T) {
 	for _, m := range ms {
 		require.WithinDuration(t, time.Now(), m.Time(), time.Minute, "lines without a time get the gather's")
 	}
+}
+
+func TestCommandForms(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		want       []Command
+		wantErr    string
+	}{
+		{name: "Telegraf 1.39's array syntax", toml: `commands = [["echo", "value 1"], ["/bin/sh", "-c", "echo a b"]]`,
+			want: []Command{{"echo", "value 1"}, {"/bin/sh", "-c", "echo a b"}}},
+		{name: "the older string form, split as a shell would", toml: `commands = ["echo 'value 1'"]`,
+			want: []Command{{"echo", "value 1"}}},
+		{name: "both forms mixed", toml: `commands = ["true", ["echo", "x"]]`, want: []Command{{"true"}, {"echo", "x"}}},
+		{name: "a number is refused", toml: `commands = [["echo", 1]]`, wantErr: "invalid entry 1 of type int64"},
+		{name: "an empty command is refused", toml: `commands = [[]]`, wantErr: "command cannot be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New()
+			_, err := toml.Decode(tt.toml, e)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, e.Commands)
+		})
+	}
+}
+
+func TestArraySyntaxKeepsArgumentsWhole(t *testing.T) {
+	e := New()
+	e.DataFormat = "influx"
+	e.Commands = []Command{{"/bin/sh", "-c", `echo "m v=\"$1\""`, "sh", "a b"}}
+	acc := gather(t, e)
+	require.Empty(t, acc.Errors())
+	require.Len(t, acc.Metrics(), 1)
+	v, _ := acc.Metrics()[0].Field("v")
+	require.Equal(t, "a b", v.Str(), "an argument with a space stays one argument")
+}
+
+func TestLogStderr(t *testing.T) {
+	dir := t.TempDir()
+	body := "echo 'm v=1i'\necho 'E! broken' >&2\necho 'W! careful' >&2\necho 'I! note' >&2\n" +
+		"echo 'D! detail' >&2\necho 'T! trace' >&2\necho '' >&2\necho 'plain text' >&2\n"
+	e := newExec(script(t, dir, "chatty.sh", body))
+	var logs testutil.Logs
+	e.SetLogger(logs.Logger())
+	acc := gather(t, e)
+	require.Empty(t, acc.Errors())
+	require.Len(t, acc.Metrics(), 1)
+	require.Empty(t, logs.All(), "without log_stderr nothing is logged")
+
+	e.LogStdErr = true
+	acc = gather(t, e)
+	require.Len(t, acc.Metrics(), 1, "the output is parsed as before")
+	cmd := "command=" + e.Commands[0].String()
+	require.Equal(t, []string{
+		"ERROR broken " + cmd, "WARN careful " + cmd, "INFO note " + cmd,
+		"DEBUG detail " + cmd, "DEBUG trace " + cmd, "ERROR plain text " + cmd,
+	}, logs.All())
 }

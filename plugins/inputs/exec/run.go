@@ -12,18 +12,18 @@ import (
 	"time"
 )
 
-// run runs one command line with the timeout. It returns stdout in full, the first line of
-// stderr, and ErrTimeout, the command's own error, or nil.
-func (e *Exec) run(ctx context.Context, line string) (stdout, stderr []byte, err error) {
-	words, err := splitWords(line)
-	if err != nil || len(words) == 0 {
-		return nil, nil, fmt.Errorf("unable to parse command: %v", err)
+// run runs one command with the timeout. It returns stdout in full, stderr up to
+// maxLoggedStderr, and ErrTimeout, the command's own error, or nil.
+func (e *Exec) run(ctx context.Context, words Command) (stdout, stderr []byte, err error) {
+	if len(words) == 0 {
+		return nil, nil, fmt.Errorf("command cannot be empty")
 	}
 	cmd := osexec.Command(words[0], words[1:]...)
 	if len(e.Environment) > 0 {
 		cmd.Env = append(os.Environ(), e.Environment...)
 	}
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
+	errOut := limitedBuffer{max: maxLoggedStderr}
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	// Its own process group lets a timeout stop the command's children too: a shell script
 	// killed alone would leave its pipeline running and holding stdout open.
@@ -35,7 +35,7 @@ func (e *Exec) run(ctx context.Context, line string) (stdout, stderr []byte, err
 		return nil, nil, err
 	}
 	err = e.wait(ctx, cmd)
-	return out.Bytes(), firstLine(errOut.Bytes()), err
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 // wait waits for cmd. On timeout, or when the gather is cancelled, it sends SIGTERM to the

@@ -13,10 +13,9 @@ import (
 
 // run runs one command line with the timeout. Windows has no process groups to signal, so
 // a timeout kills the command itself.
-func (e *Exec) run(ctx context.Context, line string) (stdout, stderr []byte, err error) {
-	words, err := splitWords(line)
-	if err != nil || len(words) == 0 {
-		return nil, nil, fmt.Errorf("unable to parse command: %v", err)
+func (e *Exec) run(ctx context.Context, words Command) (stdout, stderr []byte, err error) {
+	if len(words) == 0 {
+		return nil, nil, fmt.Errorf("command cannot be empty")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(e.Timeout))
 	defer cancel()
@@ -25,12 +24,13 @@ func (e *Exec) run(ctx context.Context, line string) (stdout, stderr []byte, err
 		cmd.Env = append(os.Environ(), e.Environment...)
 	}
 	cmd.WaitDelay = e.grace()
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
+	errOut := limitedBuffer{max: maxLoggedStderr}
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		err = ErrTimeout
 	}
 	// Line protocol ends lines with \n; Windows programs often write \r\n.
-	return bytes.ReplaceAll(out.Bytes(), []byte("\r\n"), []byte("\n")), firstLine(errOut.Bytes()), err
+	return bytes.ReplaceAll(out.Bytes(), []byte("\r\n"), []byte("\n")), errOut.Bytes(), err
 }

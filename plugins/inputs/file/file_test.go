@@ -151,8 +151,7 @@ func TestEncodings(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/file.golden")
-	require.NoError(t, err)
+	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/file.golden")
 	f := New()
 	md, err := toml.Decode(shapes.Config, f)
 	require.NoError(t, err)

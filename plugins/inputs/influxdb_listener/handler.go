@@ -118,6 +118,14 @@ func (h *handler) serveQuery(w http.ResponseWriter, r *http.Request) {
 // as InfluxDB 1.8's "username:password" token for v2 clients.
 func (h *handler) authorized(w http.ResponseWriter, r *http.Request, q url.Values) bool {
 	l := h.l
+	if l.TokenSharedSecret.IsSet() {
+		if msg := l.checkJWT(r); msg != "" {
+			l.c.authFail.Incr()
+			httpError(w, msg, http.StatusUnauthorized)
+			return false
+		}
+		return true
+	}
 	basic, token := l.BasicUsername != "", l.Token.IsSet()
 	if !basic && !token {
 		return true

@@ -125,3 +125,8 @@ func readUntilClosed(t testing.TB, conn net.Conn) string {
 	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server did not close the connection")
 	return b.String()
 }
+
+func loadGolden(t *testing.T) testutil.Shapes {
+	t.Helper()
+	return testutil.LoadGolden(t, "../../../testdata/inputs/influxdb_listener.golden")
+}

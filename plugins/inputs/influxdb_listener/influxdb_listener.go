@@ -87,6 +87,13 @@ type InfluxDBListener struct {
 	BasicPassword morse.Secret `toml:"basic_password"`
 	// Token requires "Authorization: Token <token>".
 	Token morse.Secret `toml:"token"`
+	// TokenSharedSecret and TokenUsername require a JSON Web Token signed with the secret
+	// (HMAC) whose username claim is TokenUsername, as in Telegraf; see checkJWT.
+	TokenSharedSecret morse.Secret `toml:"token_shared_secret"`
+	TokenUsername     string       `toml:"token_username"`
+	// ParserType picks one of Telegraf's two line protocol parsers; morse has one, so it is
+	// accepted with a warning.
+	ParserType string `toml:"parser_type"`
 	// ServerTLS turns on HTTPS (tls_cert, tls_key, tls_allowed_cacerts, tls_min_version).
 	listener.ServerTLS
 
@@ -127,9 +134,9 @@ var (
 func New() *InfluxDBListener {
 	return &InfluxDBListener{
 		ServiceAddress: "127.0.0.1:8186",
-		ReadTimeout:    morse.Duration(10 * time.Second),
-		WriteTimeout:   morse.Duration(10 * time.Second),
-		MaxBodySize:    morse.Size(32 << 20),
+		ReadTimeout:    defaultTimeout,
+		WriteTimeout:   defaultTimeout,
+		MaxBodySize:    defaultMaxBodySize,
 		MaxConnections: 1024,
 	}
 }
@@ -146,14 +153,14 @@ func (l *InfluxDBListener) Validate() error {
 	if _, _, err := net.SplitHostPort(l.ServiceAddress); err != nil {
 		errs = append(errs, morse.Errorf("service_address", "%q is not host:port, like \"127.0.0.1:8186\"", l.ServiceAddress))
 	}
-	if l.ReadTimeout <= 0 {
-		errs = append(errs, morse.Errorf("read_timeout", "must be positive, like \"10s\": without it a client could hold a connection forever"))
+	if l.ReadTimeout < 0 {
+		errs = append(errs, morse.Errorf("read_timeout", "must not be negative (0 means the default, 10s)"))
 	}
-	if l.WriteTimeout <= 0 {
-		errs = append(errs, morse.Errorf("write_timeout", "must be positive, like \"10s\""))
+	if l.WriteTimeout < 0 {
+		errs = append(errs, morse.Errorf("write_timeout", "must not be negative (0 means the default, 10s)"))
 	}
-	if l.MaxBodySize <= 0 {
-		errs = append(errs, morse.Errorf("max_body_size", "must be positive, like \"32MiB\""))
+	if l.MaxBodySize < 0 {
+		errs = append(errs, morse.Errorf("max_body_size", "must not be negative (0 means the default, 32MiB)"))
 	}
 	if l.MaxLineSize < 0 {
 		errs = append(errs, morse.Errorf("max_line_size", "must not be negative (0 means no limit but max_body_size)"))
@@ -164,8 +171,30 @@ func (l *InfluxDBListener) Validate() error {
 	if (l.BasicUsername == "") != !l.BasicPassword.IsSet() {
 		errs = append(errs, morse.Errorf("basic_username", "basic_username and basic_password must be set together"))
 	}
+	errs = append(errs, l.validateTokens()...)
 	errs = append(errs, l.ValidateTLS())
 	return errors.Join(errs...)
+}
+
+// The defaults that Telegraf's zero values stand for.
+const (
+	defaultMaxBodySize = morse.Size(32 << 20)
+	defaultTimeout     = morse.Duration(10 * time.Second)
+)
+
+// applyDefaults gives zero values Telegraf's meaning: max_body_size = 0 is 32MiB, and a
+// zero read or write timeout is 10s. Telegraf also raises a timeout below one second to
+// 10s; morse keeps such a timeout as written.
+func (l *InfluxDBListener) applyDefaults() {
+	if l.MaxBodySize == 0 {
+		l.MaxBodySize = defaultMaxBodySize
+	}
+	if l.ReadTimeout == 0 {
+		l.ReadTimeout = defaultTimeout
+	}
+	if l.WriteTimeout == 0 {
+		l.WriteTimeout = defaultTimeout
+	}
 }
 
 // Init checks the options and loads the TLS files, so that a bad certificate stops the
@@ -173,6 +202,14 @@ func (l *InfluxDBListener) Validate() error {
 func (l *InfluxDBListener) Init() error {
 	if err := l.Validate(); err != nil {
 		return err
+	}
+	l.applyDefaults()
+	if l.ParserType != "" {
+		lg := l.log
+		if lg == nil {
+			lg = slog.Default()
+		}
+		lg.Warn("parser_type has no effect in morse: it has one line protocol parser for what either of Telegraf's parsers reads")
 	}
 	cfg, err := l.TLSConfig()
 	if err != nil {

@@ -199,9 +199,15 @@ func TestValidateNamesTheKey(t *testing.T) {
 		set func(*InfluxDBListener)
 	}{
 		{"service_address", func(l *InfluxDBListener) { l.ServiceAddress = "localhost" }},
-		{"read_timeout", func(l *InfluxDBListener) { l.ReadTimeout = 0 }},
+		{"read_timeout", func(l *InfluxDBListener) { l.ReadTimeout = -1 }},
 		{"write_timeout", func(l *InfluxDBListener) { l.WriteTimeout = -1 }},
-		{"max_body_size", func(l *InfluxDBListener) { l.MaxBodySize = 0 }},
+		{"max_body_size", func(l *InfluxDBListener) { l.MaxBodySize = -1 }},
+		{"token_shared_secret", func(l *InfluxDBListener) { l.TokenSharedSecret = "s" }},
+		{"token_shared_secret", func(l *InfluxDBListener) { l.TokenUsername = "u" }},
+		{"token_shared_secret", func(l *InfluxDBListener) {
+			l.TokenSharedSecret, l.TokenUsername, l.BasicUsername, l.BasicPassword = "s", "u", "bu", "bp"
+		}},
+		{"parser_type", func(l *InfluxDBListener) { l.ParserType = "fast" }},
 		{"max_line_size", func(l *InfluxDBListener) { l.MaxLineSize = -1 }},
 		{"max_connections", func(l *InfluxDBListener) { l.MaxConnections = -1 }},
 		{"basic_username", func(l *InfluxDBListener) { l.BasicUsername = "u" }},

@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -62,13 +63,16 @@ type Kernel struct {
 
 	// Paths replaces the files that are read; the zero value means the system's.
 	Paths Paths `toml:"-"`
+
+	log *slog.Logger
 }
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
 var (
-	_ morse.Input       = (*Kernel)(nil)
-	_ morse.Validator   = (*Kernel)(nil)
-	_ morse.Initializer = (*Kernel)(nil)
+	_ morse.Input        = (*Kernel)(nil)
+	_ morse.Validator    = (*Kernel)(nil)
+	_ morse.Initializer  = (*Kernel)(nil)
+	_ morse.LoggerSetter = (*Kernel)(nil)
 )
 
 // New returns the plugin with Telegraf's defaults: the /proc/stat counters and entropy only.
@@ -83,23 +87,31 @@ func init() {
 	})
 }
 
-// Validate refuses other platforms and unknown groups at config time; Telegraf ignores a
-// misspelt group silently, which leaves an operator wondering where ksm went.
+// Validate refuses other platforms at config time.
 func (k *Kernel) Validate() error {
 	if runtime.GOOS != "linux" {
 		return morse.Errorf("collect", "the kernel input supports Linux only, not %s", runtime.GOOS)
 	}
-	for _, c := range k.Collect {
-		if c != "ksm" && c != "psi" {
-			return morse.Errorf("collect", "unknown option %q; choose from \"ksm\" and \"psi\"", c)
-		}
-	}
 	return nil
 }
 
+// SetLogger gives the plugin the engine's logger, which already names the plugin.
+func (k *Kernel) SetLogger(l *slog.Logger) { k.log = l }
+
 // Init checks that the requested groups exist in this kernel, as Telegraf does, so that a
-// kernel without KSM or PSI fails at start rather than on every gather.
+// kernel without KSM or PSI fails at start rather than on every gather. Telegraf ignores a
+// group it does not know, so a config with one still starts; morse warns once, so that an
+// operator wondering where a misspelt ksm went finds out.
 func (k *Kernel) Init() error {
+	for _, c := range k.Collect {
+		if c != "ksm" && c != "psi" {
+			l := k.log
+			if l == nil {
+				l = slog.Default()
+			}
+			l.Warn("collect: unknown group has no effect; choose from \"ksm\" and \"psi\"", "group", c)
+		}
+	}
 	p := k.Paths.withDefaults()
 	if k.collects("ksm") {
 		if _, err := os.Stat(p.KSMDir); err != nil {

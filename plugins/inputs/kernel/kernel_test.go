@@ -77,12 +77,20 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	require.Empty(t, md.Undecoded())
 }
 
-func TestValidate(t *testing.T) {
+func TestUnknownGroupWarnsOnce(t *testing.T) {
 	require.NoError(t, (&Kernel{Collect: []string{"ksm", "psi"}}).Validate())
-	err := (&Kernel{Collect: []string{"ksm", "pis"}}).Validate()
-	var fe *morse.FieldError
-	require.ErrorAs(t, err, &fe)
-	require.EqualError(t, err, `collect: unknown option "pis"; choose from "ksm" and "psi"`)
+	var logs testutil.Logs
+	k := &Kernel{Collect: []string{"pis"}, Paths: fixture(t, statFull)}
+	k.SetLogger(logs.Logger())
+	require.NoError(t, k.Validate(), "Telegraf ignores an unknown group, so a config with one starts")
+	require.NoError(t, k.Init())
+	require.Equal(t, []string{`collect: unknown group has no effect; choose from "ksm" and "psi" group=pis`}, logs.Warnings())
+	acc := &testutil.Accumulator{}
+	require.NoError(t, k.Gather(context.Background(), acc))
+	require.NoError(t, k.Gather(context.Background(), acc))
+	require.Len(t, logs.Warnings(), 1, "once, at start")
+	require.Equal(t, []string{"kernel", "kernel"}, []string{acc.Metrics()[0].Name(), acc.Metrics()[1].Name()},
+		"nothing else changes")
 }
 
 func TestDefaultFields(t *testing.T) {
@@ -123,7 +131,7 @@ func TestKSMAndPressure(t *testing.T) {
 	}
 	require.Equal(t, []string{"cpu/some", "memory/some", "memory/full", "io/some", "io/full"}, got,
 		"cpu/full is always zero and left out, as in Telegraf")
-	require.Equal(t, map[string]any{"avg10": 1.25, "avg60": 0.5, "avg300": 0.0, "total": int64(1429641)},
+	require.Equal(t, map[string]any{"avg10": 1.25, "avg60": 0.5, "avg300": 0.0, "total": uint64(1429641)},
 		fieldsOf(acc.MetricsNamed("pressure")[1]), "averages and total in one metric")
 }
 
@@ -161,20 +169,10 @@ func TestFailures(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/kernel.golden")
-	require.NoError(t, err)
-	k := New()
-	md, err := toml.Decode(shapes.Config, k)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	require.NoError(t, k.Validate())
-	require.NoError(t, k.Init())
-	acc := &testutil.Accumulator{}
-	require.NoError(t, k.Gather(context.Background(), acc))
-	require.Empty(t, acc.Errors())
-	ms := acc.Metrics()
+	const path = "../../../testdata/inputs/kernel.golden"
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 6, "kernel plus five pressure series")
-	require.Empty(t, shapes.Check(ms))
+	shapes := testutil.LoadGolden(t, path)
 	require.Equal(t, []string{"kernel: field disk_pages_in: emitted but marked absent-here"},
 		shapes.Check(append([]morse.Metric{ms[0].WithField("disk_pages_in", morse.Int(1))}, ms[1:]...)))
 

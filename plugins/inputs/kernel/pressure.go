@@ -3,7 +3,6 @@ package kernel
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,8 +64,8 @@ func parsePressure(data []byte) (map[string][]morse.Field, error) {
 				if err != nil {
 					return nil, fmt.Errorf("malformed total: %w", err)
 				}
-				// Telegraf writes the uint64 total as an integer, clamping at the int64 limit.
-				fields = append(fields, morse.Field{Key: "total", Value: morse.Int(int64(min(u, math.MaxInt64)))})
+				// procfs's uint64, which Telegraf adds as it is.
+				fields = append(fields, morse.Field{Key: "total", Value: morse.Uint(u)})
 			}
 		}
 		out[words[0]] = fields

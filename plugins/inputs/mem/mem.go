@@ -1,13 +1,14 @@
 // Package mem is the inputs.mem plugin. It reports the system's memory under Telegraf's
-// measurement and field names: the same fields for the same operating system, byte counts as
-// integers and the two percentages as floats, so that existing dashboards keep working.
+// measurement and field names and types: the same fields for the same operating system, byte
+// counts as unsigned integers (gopsutil's uint64, which Telegraf adds as they are) and the two
+// percentages as floats, so that existing dashboards and series keep working.
 package mem
 
 import (
 	"context"
 	_ "embed"
 	"fmt"
-	"math"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,12 +41,14 @@ type Mem struct {
 	goos string
 	// extended reads the collect_extended fields; tests replace it.
 	extended func(ctx context.Context) ([]morse.Field, error)
+	log      *slog.Logger
 }
 
 // The engine finds Validate by type assertion; a typo would go unnoticed.
 var (
-	_ morse.Input     = (*Mem)(nil)
-	_ morse.Validator = (*Mem)(nil)
+	_ morse.Input        = (*Mem)(nil)
+	_ morse.Initializer  = (*Mem)(nil)
+	_ morse.LoggerSetter = (*Mem)(nil)
 )
 
 // New returns the plugin with Telegraf's defaults.
@@ -62,13 +65,24 @@ func init() {
 	})
 }
 
-// Validate refuses collect_extended where it cannot work, at config time rather than on
-// every gather.
-func (m *Mem) Validate() error {
+// SetLogger gives the plugin the engine's logger, which already names the plugin.
+func (m *Mem) SetLogger(l *slog.Logger) { m.log = l }
+
+// Init turns collect_extended off where it cannot work, with one warning, as Telegraf does:
+// a config written for another platform still starts.
+func (m *Mem) Init() error {
 	if m.CollectExtended && !extendedSupported {
-		return morse.Errorf("collect_extended", "extended memory statistics are only available on Linux, not on %s", runtime.GOOS)
+		logger(m.log).Warn("collect_extended is not supported on this platform, ignoring", "os", runtime.GOOS)
+		m.CollectExtended = false
 	}
 	return nil
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
 }
 
 // Gather reports one mem metric.
@@ -87,9 +101,11 @@ func (m *Mem) Gather(ctx context.Context, acc morse.Accumulator) error {
 		if ext == nil {
 			ext = readExtended
 		}
+		// Without the extended fields the basic ones are still worth reporting, as in
+		// Telegraf.
 		more, err := ext(ctx)
 		if err != nil {
-			return fmt.Errorf("reading extended memory statistics: %w", err)
+			acc.AddError(fmt.Errorf("reading extended memory statistics: %w", err))
 		}
 		fields = append(fields, more...)
 	}
@@ -115,7 +131,8 @@ func platformFields(vm *mem.VirtualMemoryStat, goos string) []morse.Field {
 	case "darwin":
 		fs = append(fs, num("active", vm.Active), num("free", vm.Free), num("inactive", vm.Inactive), num("wired", vm.Wired))
 	case "openbsd":
-		fs = append(fs, num("active", vm.Active), num("cached", vm.Cached), num("free", vm.Free),
+		// Telegraf reports OpenBSD's buffer cache as "cached".
+		fs = append(fs, num("active", vm.Active), num("cached", vm.Buffers), num("free", vm.Free),
 			num("inactive", vm.Inactive), num("wired", vm.Wired))
 	case "freebsd":
 		fs = append(fs, num("active", vm.Active), num("buffered", vm.Buffers), num("cached", vm.Cached),
@@ -166,12 +183,8 @@ func linuxFields(fs []morse.Field, vm *mem.VirtualMemoryStat) []morse.Field {
 	)
 }
 
-// num makes an integer field. Telegraf writes these counters as integers, so dashboards and
-// existing series expect that type; a value beyond int64 is clamped, as Telegraf's line
-// protocol serializer clamps it.
+// num makes an unsigned field, the type Telegraf emits for gopsutil's counters. Outputs
+// without uint support write it as a signed integer, clamped as Telegraf clamps it.
 func num(key string, v uint64) morse.Field {
-	if v > math.MaxInt64 {
-		return morse.Field{Key: key, Value: morse.Int(math.MaxInt64)}
-	}
-	return morse.Field{Key: key, Value: morse.Int(int64(v))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

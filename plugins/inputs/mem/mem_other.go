@@ -12,8 +12,8 @@ import (
 // extendedSupported says whether collect_extended can work on this platform.
 const extendedSupported = false
 
-// readExtended fails: Validate refuses collect_extended here, so only code that skipped
-// validation gets this far.
+// readExtended fails: Init turns collect_extended off here, so only code that skipped Init
+// gets this far.
 func readExtended(context.Context) ([]morse.Field, error) {
 	return nil, errors.New("extended memory statistics are only available on Linux")
 }

@@ -1,6 +1,10 @@
 // Package net is the inputs.net plugin. It reports the counters of each network interface
-// and, on Linux, the system-wide protocol counters of /proc/net/snmp under the tag
-// interface=all, with Telegraf's measurement, tag and field names.
+// with Telegraf's measurement, tag and field names and types: the counters are unsigned
+// (gopsutil's uint64), speed is a signed integer (-1 where unknown).
+//
+// Like Telegraf 1.37 and later, it no longer reports the protocol counters of
+// /proc/net/snmp (interface=all); inputs.nstat reports them. ignore_protocol_stats is still
+// accepted, with one warning at start that it has no effect.
 //
 // The counters are reported raw, as Telegraf does: they wrap or reset, and rates are left
 // to queries (non_negative_derivative).
@@ -10,6 +14,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"log/slog"
 	stdnet "net"
 	"os"
 	"path"
@@ -36,12 +41,12 @@ var sampleConfig string
 type Source struct {
 	// IOCounters reads the counters of each interface.
 	IOCounters func(ctx context.Context, perNIC bool) ([]psnet.IOCountersStat, error)
-	// Protocols reads the counters of /proc/net/snmp.
-	Protocols func(ctx context.Context, protocols []string) ([]psnet.ProtoCountersStat, error)
 	// Interfaces lists the interfaces with their flags (up, loopback).
 	Interfaces func() ([]stdnet.Interface, error)
 	// SysDir is the sysfs mount, for the speed field; empty means $HOST_SYS or /sys.
 	SysDir string
+	// Getenv reads the environment, for HOST_PROC and HOST_SYS.
+	Getenv func(key string) string
 }
 
 // Net is the inputs.net plugin and its configuration. Build it with New.
@@ -49,17 +54,22 @@ type Net struct {
 	// Interfaces restricts the report to these interfaces (names or globs), whatever their
 	// state. Empty means every interface that is up, loopback excepted.
 	Interfaces []string `toml:"interfaces"`
-	// IgnoreProtocolStats leaves out the interface=all protocol counters.
-	IgnoreProtocolStats bool `toml:"ignore_protocol_stats"`
+	// IgnoreProtocolStats is accepted for old configs and has no effect: protocol counters
+	// are inputs.nstat's, as in Telegraf 1.37 and later. A pointer tells whether it is set.
+	IgnoreProtocolStats *bool `toml:"ignore_protocol_stats"`
 
 	// Source replaces where the counters come from; the zero value means the system's.
 	Source Source `toml:"-"`
+
+	log *slog.Logger
 }
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
 var (
-	_ morse.Input     = (*Net)(nil)
-	_ morse.Validator = (*Net)(nil)
+	_ morse.Input        = (*Net)(nil)
+	_ morse.Validator    = (*Net)(nil)
+	_ morse.Initializer  = (*Net)(nil)
+	_ morse.LoggerSetter = (*Net)(nil)
 )
 
 // New returns the plugin with Telegraf's defaults.
@@ -84,19 +94,35 @@ func (n *Net) Validate() error {
 	return nil
 }
 
+// SetLogger gives the plugin the engine's logger, which already names the plugin.
+func (n *Net) SetLogger(l *slog.Logger) { n.log = l }
+
+// Init warns once when the config sets ignore_protocol_stats, which no longer does anything.
+func (n *Net) Init() error {
+	if n.IgnoreProtocolStats != nil {
+		l := n.log
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Warn("ignore_protocol_stats has no effect: protocol statistics are not reported by inputs.net " +
+			"(as in Telegraf 1.37 and later); use inputs.nstat for them")
+	}
+	return nil
+}
+
 func (n *Net) source() Source {
 	s := n.Source
 	if s.IOCounters == nil {
 		s.IOCounters = psnet.IOCountersWithContext
 	}
-	if s.Protocols == nil {
-		s.Protocols = psnet.ProtoCountersWithContext
-	}
 	if s.Interfaces == nil {
 		s.Interfaces = stdnet.Interfaces
 	}
+	if s.Getenv == nil {
+		s.Getenv = os.Getenv
+	}
 	if s.SysDir == "" {
-		s.SysDir = os.Getenv("HOST_SYS")
+		s.SysDir = s.Getenv("HOST_SYS")
 	}
 	if s.SysDir == "" {
 		s.SysDir = "/sys"
@@ -104,7 +130,7 @@ func (n *Net) source() Source {
 	return s
 }
 
-// Gather reports one net metric per interface and, unless ignored, the protocol metric.
+// Gather reports one net metric per interface.
 func (n *Net) Gather(ctx context.Context, acc morse.Accumulator) error {
 	src := n.source()
 	counters, err := src.IOCounters(ctx, true)
@@ -119,33 +145,31 @@ func (n *Net) Gather(ctx context.Context, acc morse.Accumulator) error {
 	for _, i := range ifaces {
 		byName[i.Name] = i
 	}
+	// With HOST_PROC set the interfaces are a container's view of the host, which the
+	// local interface list cannot vouch for; Telegraf then skips the checks.
+	skipChecks := src.Getenv("HOST_PROC") != ""
 	now := time.Now()
 	for _, io := range counters {
-		if !n.selected(io.Name, byName) {
+		if !n.selected(io.Name, byName, skipChecks) {
 			continue
 		}
 		tags := []morse.Tag{{Key: "interface", Value: io.Name}}
 		acc.AddMetric(morse.NewMetric("net", tags, interfaceFields(io, speed(src.SysDir, io.Name)), now))
-	}
-	if !n.IgnoreProtocolStats {
-		// Telegraf ignores a failure here silently: /proc/net/snmp is Linux only, and the
-		// interface counters above are still worth reporting.
-		protos, _ := src.Protocols(ctx, nil)
-		if fields := protocolFields(protos); len(fields) > 0 {
-			acc.AddMetric(morse.NewMetric("net", []morse.Tag{{Key: "interface", Value: "all"}}, fields, now))
-		}
 	}
 	return nil
 }
 
 // selected applies the interfaces option, or without it Telegraf's default: interfaces that
 // exist, are up and are not loopback.
-func (n *Net) selected(name string, byName map[string]stdnet.Interface) bool {
+func (n *Net) selected(name string, byName map[string]stdnet.Interface, skipChecks bool) bool {
 	if len(n.Interfaces) > 0 {
 		return slices.ContainsFunc(n.Interfaces, func(p string) bool {
 			ok, _ := path.Match(p, name)
 			return ok
 		})
+	}
+	if skipChecks {
+		return true
 	}
 	i, ok := byName[name]
 	return ok && i.Flags&stdnet.FlagLoopback == 0 && i.Flags&stdnet.FlagUp != 0
@@ -182,21 +206,8 @@ func interfaceFields(io psnet.IOCountersStat, speed int64) []morse.Field {
 	}
 }
 
-// protocolFields names each counter "<protocol>_<counter>" in lower case, as Telegraf does:
-// Tcp ActiveOpens becomes tcp_activeopens.
-func protocolFields(protos []psnet.ProtoCountersStat) []morse.Field {
-	var fields []morse.Field
-	for _, p := range protos {
-		for stat, v := range p.Stats {
-			fields = append(fields, morse.Field{Key: strings.ToLower(p.Protocol) + "_" + strings.ToLower(stat), Value: morse.Int(v)})
-		}
-	}
-	slices.SortFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
-	return fields
-}
-
-// num makes an integer field. Telegraf writes these uint64 counters as integers, so existing
-// series expect that type; a value beyond int64 is clamped, as Telegraf's serializer does.
+// num makes an unsigned field, the type Telegraf emits for gopsutil's uint64 counters.
+// Outputs without uint support write it as a signed integer, clamped as Telegraf clamps it.
 func num(key string, v uint64) morse.Field {
-	return morse.Field{Key: key, Value: morse.Int(int64(min(v, 1<<63-1)))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

@@ -32,12 +32,6 @@ func fake(t *testing.T) Source {
 				{Name: "gone0"},
 			}, nil
 		},
-		Protocols: func(context.Context, []string) ([]psnet.ProtoCountersStat, error) {
-			return []psnet.ProtoCountersStat{
-				{Protocol: "tcp", Stats: map[string]int64{"ActiveOpens": 11, "MaxConn": -1}},
-				{Protocol: "udp", Stats: map[string]int64{"InDatagrams": 12}},
-			}, nil
-		},
 		Interfaces: func() ([]stdnet.Interface, error) {
 			return []stdnet.Interface{
 				{Name: "lo", Flags: stdnet.FlagUp | stdnet.FlagLoopback},
@@ -47,6 +41,7 @@ func fake(t *testing.T) Source {
 			}, nil
 		},
 		SysDir: sys,
+		Getenv: func(string) string { return "" },
 	}
 }
 
@@ -84,7 +79,7 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	n, ok := info.New().(*Net)
 	require.True(t, ok)
 	require.Empty(t, n.Interfaces)
-	require.False(t, n.IgnoreProtocolStats)
+	require.Nil(t, n.IgnoreProtocolStats)
 	option := regexp.MustCompile(`(?m)^\s*# (\w+ = .*)$`)
 	body := option.ReplaceAllString(info.SampleConfig[strings.Index(info.SampleConfig, "]]\n")+3:], "$1")
 	md, err := toml.Decode(body, New())
@@ -96,14 +91,23 @@ func TestSelection(t *testing.T) {
 	tests := []struct {
 		name       string
 		interfaces []string
+		hostProc   string
 		want       []string
 	}{
-		{name: "default: up, not loopback, known", want: []string{"eth0", "docker0", "all"}},
-		{name: "globs, whatever the state", interfaces: []string{"eth*", "lo", "gone[0-9]"}, want: []string{"lo", "eth0", "eth1", "gone0", "all"}},
+		{name: "default: up, not loopback, known", want: []string{"eth0", "docker0"}},
+		{name: "globs, whatever the state", interfaces: []string{"eth*", "lo", "gone[0-9]"}, want: []string{"lo", "eth0", "eth1", "gone0"}},
+		{name: "HOST_PROC: no checks against the local interface list", hostProc: "/hostfs/proc",
+			want: []string{"lo", "eth0", "eth1", "docker0", "gone0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := &Net{Interfaces: tt.interfaces, Source: fake(t)}
+			n.Source.Getenv = func(k string) string {
+				if k == "HOST_PROC" {
+					return tt.hostProc
+				}
+				return ""
+			}
 			require.Equal(t, tt.want, names(gather(t, n)))
 		})
 	}
@@ -112,73 +116,50 @@ func TestSelection(t *testing.T) {
 
 func TestFields(t *testing.T) {
 	ms := gather(t, &Net{Source: fake(t)})
-	require.Equal(t, map[string]any{"bytes_sent": int64(1), "bytes_recv": int64(2), "packets_sent": int64(3),
-		"packets_recv": int64(4), "err_in": int64(5), "err_out": int64(6), "drop_in": int64(7), "drop_out": int64(8),
+	require.Len(t, ms, 2, "no protocol statistics (interface=all), as in Telegraf 1.37 and later")
+	require.Equal(t, map[string]any{"bytes_sent": uint64(1), "bytes_recv": uint64(2), "packets_sent": uint64(3),
+		"packets_recv": uint64(4), "err_in": uint64(5), "err_out": uint64(6), "drop_in": uint64(7), "drop_out": uint64(8),
 		"speed": int64(10000)}, fieldsOf(ms[0]))
 	require.Equal(t, int64(-1), fieldsOf(ms[1])["speed"], "no speed file: -1, as Telegraf reports it")
-	require.Equal(t, map[string]any{"tcp_activeopens": int64(11), "tcp_maxconn": int64(-1), "udp_indatagrams": int64(12)},
-		fieldsOf(ms[2]))
-}
 
-func TestProtocolStats(t *testing.T) {
-	n := &Net{IgnoreProtocolStats: true, Source: fake(t)}
-	require.Equal(t, []string{"eth0", "docker0"}, names(gather(t, n)))
-
-	// A failure to read the protocol counters is ignored, as in Telegraf.
-	n = &Net{Source: fake(t)}
-	n.Source.Protocols = func(context.Context, []string) ([]psnet.ProtoCountersStat, error) { return nil, errors.New("no snmp") }
-	require.Equal(t, []string{"eth0", "docker0"}, names(gather(t, n)))
-
-	n = &Net{Source: fake(t)}
+	n := &Net{Source: fake(t)}
 	n.Source.IOCounters = func(context.Context, bool) ([]psnet.IOCountersStat, error) { return nil, errors.New("no dev") }
 	require.ErrorContains(t, n.Gather(context.Background(), &testutil.Accumulator{}), "error getting net io info: no dev")
 }
 
-var icmpMsg = regexp.MustCompile(`^icmpmsg_(in|out)type\d+$`)
-
-// interfaceKeys are the fields of an interface series.
-var interfaceKeys = []string{"bytes_sent", "bytes_recv", "packets_sent", "packets_recv", "err_in", "err_out", "drop_in", "drop_out", "speed"}
-
-func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/net.golden")
-	require.NoError(t, err)
+func TestIgnoreProtocolStatsWarnsOnceAndChangesNothing(t *testing.T) {
+	for _, value := range []string{"true", "false"} {
+		t.Run(value, func(t *testing.T) {
+			n := &Net{Source: fake(t)}
+			_, err := toml.Decode("ignore_protocol_stats = "+value, n)
+			require.NoError(t, err)
+			var logs testutil.Logs
+			n.SetLogger(logs.Logger())
+			require.NoError(t, n.Init())
+			require.Equal(t, []string{"ignore_protocol_stats has no effect: protocol statistics are not reported by inputs.net " +
+				"(as in Telegraf 1.37 and later); use inputs.nstat for them"}, logs.Warnings())
+			require.Equal(t, []string{"eth0", "docker0"}, names(gather(t, n)))
+			require.Equal(t, []string{"eth0", "docker0"}, names(gather(t, n)))
+			require.Len(t, logs.Warnings(), 1, "once, at start")
+		})
+	}
+	var logs testutil.Logs
 	n := New()
-	md, err := toml.Decode(shapes.Config, n)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	ms := gather(t, n)
-	require.GreaterOrEqual(t, len(ms), 2, "at least one interface and the protocol counters")
-
-	all := ms[len(ms)-1]
-	require.Equal(t, "all", names(ms)[len(ms)-1])
-	var protocol []morse.Field
-	for _, f := range all.Fields() {
-		require.NotContains(t, interfaceKeys, f.Key, "interface fields are not on interface=all")
-		if icmpMsg.MatchString(f.Key) {
-			require.Equal(t, morse.TypeInt, f.Value.Type(), f.Key)
-			continue
-		}
-		protocol = append(protocol, f)
-	}
-	var merged morse.Metric
-	for _, m := range ms[:len(ms)-1] {
-		require.Len(t, m.Fields(), len(interfaceKeys), "no protocol fields on %v", m.Tags())
-		merged = m.WithFields(append(append([]morse.Field(nil), m.Fields()...), protocol...))
-		require.Empty(t, shapes.Check([]morse.Metric{merged}))
-	}
-	require.Equal(t, []string{"net: field speed: type float, golden says integer"},
-		shapes.Check([]morse.Metric{merged.WithField("speed", morse.Float(1))}))
-	require.Equal(t, []string{"net: field tcp_currestab: missing"},
-		shapes.Check([]morse.Metric{without(merged, "tcp_currestab")}))
+	n.SetLogger(logs.Logger())
+	require.NoError(t, n.Init())
+	require.Empty(t, logs.All(), "no warning without the key")
 }
 
-// without returns m minus one field, to show that a missing field is caught.
-func without(m morse.Metric, key string) morse.Metric {
-	var fs []morse.Field
-	for _, f := range m.Fields() {
-		if f.Key != key {
-			fs = append(fs, f)
-		}
+func TestGoldenRealGather(t *testing.T) {
+	const path = "../../../testdata/inputs/net.golden"
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
+	shapes := testutil.LoadGolden(t, path)
+	for _, m := range ms {
+		i, _ := m.Tag("interface")
+		require.NotEqual(t, "all", i, "no protocol statistics")
 	}
-	return m.WithFields(fs)
+	require.Equal(t, []string{"net: field speed: type float, golden says integer"},
+		shapes.Check([]morse.Metric{ms[0].WithField("speed", morse.Float(1))}))
+	require.Equal(t, []string{"net: field tcp_activeopens: emitted but not in the golden list"},
+		shapes.Check([]morse.Metric{ms[0].WithField("tcp_activeopens", morse.Int(1))}))
 }

@@ -161,15 +161,8 @@ var prefixes = map[string][]string{
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/nstat.golden")
-	require.NoError(t, err)
-	n := New()
-	md, err := toml.Decode(shapes.Config, n)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	acc := &testutil.Accumulator{}
-	require.NoError(t, n.Gather(context.Background(), acc))
-	ms := acc.Metrics()
+	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/nstat.golden")
+	ms := testutil.GatherReal(t, New(), shapes.Config, 1)
 	require.Len(t, ms, 3)
 
 	var all []morse.Field

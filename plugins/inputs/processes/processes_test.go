@@ -124,8 +124,8 @@ func TestPS(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/processes.golden")
-	require.NoError(t, err)
+	const path = "../../../testdata/inputs/processes.golden"
+	shapes := testutil.LoadGolden(t, path)
 	require.Empty(t, shapes.Config)
 
 	// A stopped child and a zombie child (exited, not yet waited for) make those counts real.
@@ -139,13 +139,8 @@ func TestGoldenRealGather(t *testing.T) {
 	waitState(t, stopped.Process.Pid, 'T')
 	waitState(t, zombie.Process.Pid, 'Z')
 
-	p := New()
-	require.NoError(t, p.Validate())
-	acc := &testutil.Accumulator{}
-	require.NoError(t, p.Gather(context.Background(), acc))
-	ms := acc.Metrics()
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 1)
-	require.Empty(t, shapes.Check(ms))
 	require.Equal(t, []string{"processes: field wait: emitted but marked absent-here"},
 		shapes.Check([]morse.Metric{ms[0].WithField("wait", morse.Int(0))}))
 

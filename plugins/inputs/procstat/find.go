@@ -21,11 +21,13 @@ type group struct {
 	tags map[string]string
 }
 
-// pidFinder finds PIDs by executable name, full command line or user.
+// pidFinder finds PIDs by executable name, full command line or user, and the children
+// of a process.
 type pidFinder interface {
 	pattern(ctx context.Context, pattern string) ([]int32, error)
 	fullPattern(ctx context.Context, pattern string) ([]int32, error)
 	uid(ctx context.Context, user string) ([]int32, error)
+	children(ctx context.Context, pid int32) ([]int32, error)
 }
 
 // find runs the selector, in Telegraf's order of precedence.
@@ -34,8 +36,12 @@ func (p *Procstat) find(ctx context.Context) ([]group, error) {
 		return []group{{pids: pids, tags: map[string]string{tag: value}}}, err
 	}
 	switch {
+	case len(p.supervisorUnits()) > 0:
+		return p.supervisorGroups(ctx)
 	case p.SystemdUnit != "":
 		return p.systemdGroups(ctx)
+	case p.WinService != "":
+		return one("win_service", p.WinService, nil, nil)
 	case p.CGroup != "":
 		return p.cgroupGroups(p.CGroup, p.CGroup)
 	case p.PidFile != "":
@@ -82,6 +88,10 @@ func (f pgrepFinder) fullPattern(ctx context.Context, pattern string) ([]int32, 
 
 func (f pgrepFinder) uid(ctx context.Context, user string) ([]int32, error) {
 	return f.run(ctx, "-u", user)
+}
+
+func (f pgrepFinder) children(ctx context.Context, pid int32) ([]int32, error) {
+	return f.run(ctx, "-P", strconv.Itoa(int(pid)))
 }
 
 func (f pgrepFinder) run(ctx context.Context, args ...string) ([]int32, error) {
@@ -151,6 +161,22 @@ func (f nativeFinder) fullPattern(ctx context.Context, pattern string) ([]int32,
 		cmd, err := pr.CmdlineWithContext(ctx)
 		return err == nil && re.MatchString(cmd)
 	})
+}
+
+func (nativeFinder) children(ctx context.Context, pid int32) ([]int32, error) {
+	pr, err := process.NewProcessWithContext(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	kids, err := pr.ChildrenWithContext(ctx)
+	if errors.Is(err, process.ErrorNoChildren) {
+		return nil, nil
+	}
+	pids := make([]int32, 0, len(kids))
+	for _, k := range kids {
+		pids = append(pids, k.Pid)
+	}
+	return pids, err
 }
 
 func (f nativeFinder) uid(ctx context.Context, user string) ([]int32, error) {

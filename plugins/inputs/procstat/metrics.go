@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -36,9 +35,10 @@ func (f *fields) add(key string, v morse.Value) {
 	f.list = append(f.list, morse.Field{Key: f.prefix + key, Value: v})
 }
 
-// num adds an unsigned counter as an integer, clamped at the int64 limit as Telegraf's
-// serializer clamps it: RLIM_INFINITY becomes 9223372036854775807.
-func (f *fields) num(key string, v uint64) { f.add(key, morse.Int(int64(min(v, math.MaxInt64)))) }
+// num adds an unsigned counter, the type Telegraf emits for gopsutil's uint64 values. An
+// output without uint support writes it clamped at the int64 maximum, as Telegraf does:
+// RLIM_INFINITY becomes 9223372036854775807 there.
+func (f *fields) num(key string, v uint64) { f.add(key, morse.Uint(v)) }
 
 func (f *fields) int(key string, v int64) { f.add(key, morse.Int(v)) }
 

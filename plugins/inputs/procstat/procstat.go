@@ -4,8 +4,11 @@
 // exe, pattern, user, systemd_unit (with include_systemd_children) or cgroup, and found
 // with the pgrep executable or natively.
 //
-// Not implemented: supervisor_units, win_service, the sockets property (procstat_socket)
-// and the [[inputs.procstat.filter]] sections; a config naming them is refused.
+// supervisor_units asks supervisorctl, as in Telegraf. Accepted with one warning at start,
+// and no effect: win_service (Windows only), socket_protocols, the sockets property
+// (procstat_socket) and the socket and filter-only tag_with values. The
+// [[inputs.procstat.filter]] sections are refused with a clear error: without them such a
+// config would watch nothing it meant to.
 package procstat
 
 import (
@@ -65,6 +68,16 @@ type Procstat struct {
 	PidTag bool `toml:"pid_tag"`
 	// CmdLineTag is Telegraf's deprecated spelling of tag_with = ["cmdline"].
 	CmdLineTag bool `toml:"cmdline_tag"`
+	// SupervisorUnits selects the children of Supervisor programs' main processes, see
+	// supervisorGroups. SupervisorUnit is its deprecated spelling.
+	SupervisorUnits []string `toml:"supervisor_units"`
+	SupervisorUnit  []string `toml:"supervisor_unit"`
+	// WinService selects a Windows service in Telegraf; accepted with a warning.
+	WinService string `toml:"win_service"`
+	// SocketProtocols filters the sockets property in Telegraf; accepted with a warning.
+	SocketProtocols []string `toml:"socket_protocols"`
+	// Filter holds Telegraf's [[inputs.procstat.filter]] sections, which morse refuses.
+	Filter []map[string]any `toml:"filter"`
 
 	mu        sync.Mutex
 	log       *slog.Logger
@@ -100,21 +113,33 @@ func init() {
 // SetLogger gives the plugin the engine's logger, which already names the plugin.
 func (p *Procstat) SetLogger(l *slog.Logger) { p.log = l }
 
+// tagWithSupported are the tag_with values morse implements; tagWithAccepted are the others
+// Telegraf 1.39.3 accepts (socket tags, filter levels), which morse accepts with a warning.
+var (
+	tagWithSupported = []string{"cmdline", "pid", "ppid", "status", "user"}
+	tagWithAccepted  = []string{"child_level", "parent_pid", "level", "protocol", "state", "src", "src_port", "dest", "dest_port", "name"}
+)
+
 // Validate checks the options as Telegraf's Init does, at config time.
 func (p *Procstat) Validate() error {
 	for _, t := range p.TagWith {
-		if !slices.Contains([]string{"cmdline", "pid", "ppid", "status", "user"}, t) {
-			return morse.Errorf("tag_with", "invalid 'tag_with' setting %q; choose from cmdline, pid, ppid, status, user", t)
+		if !slices.Contains(tagWithSupported, t) && !slices.Contains(tagWithAccepted, t) {
+			return morse.Errorf("tag_with", "invalid 'tag_with' setting %q", t)
 		}
 	}
 	for _, prop := range p.Properties {
-		switch prop {
-		case "cpu", "limits", "memory", "mmap":
-		case "sockets":
-			return morse.Errorf("properties", "the sockets property (procstat_socket) is not supported by morse")
-		default:
-			return morse.Errorf("properties", "invalid 'properties' setting %q; choose from cpu, limits, memory, mmap", prop)
+		if !slices.Contains([]string{"cpu", "limits", "memory", "mmap", "sockets"}, prop) {
+			return morse.Errorf("properties", "invalid 'properties' setting %q; choose from cpu, limits, memory, mmap, sockets", prop)
 		}
+	}
+	for _, proto := range p.SocketProtocols {
+		if !slices.Contains([]string{"all", "tcp4", "tcp6", "udp4", "udp6", "unix"}, proto) {
+			return morse.Errorf("socket_protocols", "invalid 'socket_protocol' setting %q", proto)
+		}
+	}
+	if len(p.Filter) > 0 {
+		return morse.Errorf("filter", "[[inputs.procstat.filter]] sections are not supported by morse; "+
+			"use one of pid_file, exe, pattern, user, systemd_unit or cgroup per [[inputs.procstat]]")
 	}
 	switch p.PidFinder {
 	case "", "pgrep", "native":
@@ -127,12 +152,47 @@ func (p *Procstat) Validate() error {
 	return nil
 }
 
+// supervisorUnits merges supervisor_units with its deprecated spelling, as Telegraf does.
+func (p *Procstat) supervisorUnits() []string {
+	out := slices.Clone(p.SupervisorUnits)
+	for _, u := range p.SupervisorUnit {
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// warnUnsupported logs, once at start, each accepted option that has no effect in morse.
+func (p *Procstat) warnUnsupported() {
+	l := p.log
+	if l == nil {
+		l = slog.Default()
+	}
+	if p.WinService != "" {
+		l.Warn("win_service has no effect in morse: Windows services exist only on Windows, which morse does not run on; " +
+			"this instance reports no processes")
+	}
+	if len(p.SocketProtocols) > 0 {
+		l.Warn("socket_protocols has no effect in morse: the sockets property (procstat_socket) is not implemented")
+	}
+	if slices.Contains(p.Properties, "sockets") {
+		l.Warn("properties: \"sockets\" has no effect in morse: procstat_socket is not implemented")
+	}
+	for _, t := range p.TagWith {
+		if slices.Contains(tagWithAccepted, t) {
+			l.Warn("tag_with: value has no effect in morse: it names socket or filter data that morse does not collect", "value", t)
+		}
+	}
+}
+
 // Init picks the finder. The pgrep finder needs pgrep in PATH, checked now as Telegraf
 // does, so that a missing procps package fails at start and not on every gather.
 func (p *Procstat) Init() error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	p.warnUnsupported()
 	if p.PidFinder == "" {
 		p.PidFinder = "pgrep"
 	}
@@ -193,6 +253,9 @@ func (p *Procstat) Gather(ctx context.Context, acc morse.Accumulator) error {
 		}
 	}
 	lookupTags["result"] = "success"
+	if units := p.supervisorUnits(); len(units) > 0 {
+		lookupTags["supervisor_unit"] = strings.Join(units, ";")
+	}
 	acc.AddFields("procstat_lookup", map[string]any{"pid_count": count, "running": len(running), "result_code": 0}, lookupTags, now)
 	return nil
 }

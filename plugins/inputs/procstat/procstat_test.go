@@ -152,8 +152,10 @@ func TestValidate(t *testing.T) {
 		change func(p *Procstat)
 		want   string
 	}{
-		{name: "tag_with", change: func(p *Procstat) { p.TagWith = []string{"pid", "src"} }, want: `tag_with: invalid 'tag_with' setting "src"`},
-		{name: "sockets", change: func(p *Procstat) { p.Properties = []string{"sockets"} }, want: "properties: the sockets property (procstat_socket) is not supported"},
+		{name: "tag_with", change: func(p *Procstat) { p.TagWith = []string{"pid", "source"} }, want: `tag_with: invalid 'tag_with' setting "source"`},
+		{name: "socket_protocols", change: func(p *Procstat) { p.SocketProtocols = []string{"sctp"} }, want: `socket_protocols: invalid 'socket_protocol' setting "sctp"`},
+		{name: "filter sections", change: func(p *Procstat) { p.Filter = []map[string]any{{"name": "shell"}} },
+			want: "filter: [[inputs.procstat.filter]] sections are not supported by morse"},
 		{name: "properties", change: func(p *Procstat) { p.Properties = []string{"disk"} }, want: `properties: invalid 'properties' setting "disk"`},
 		{name: "pid_finder", change: func(p *Procstat) { p.PidFinder = "ps" }, want: `pid_finder: unknown pid_finder "ps"`},
 		{name: "mode", change: func(p *Procstat) { p.Mode = "linux" }, want: `mode: unknown mode "linux"`},
@@ -167,6 +169,62 @@ func TestValidate(t *testing.T) {
 			var fe *morse.FieldError
 			require.ErrorAs(t, p.Validate(), &fe)
 			require.ErrorContains(t, p.Validate(), tt.want)
+		})
+	}
+}
+
+func TestAcceptedOptionsWarnOnceAndChangeNothing(t *testing.T) {
+	pid := startChild(t)
+	p := New()
+	p.PidFile = writePidFile(t, pid)
+	p.SocketProtocols = []string{"tcp4"}
+	p.Properties = append(p.Properties, "sockets")
+	p.TagWith = []string{"src"}
+	var logs testutil.Logs
+	p.SetLogger(logs.Logger())
+	require.NoError(t, p.Validate())
+	require.NoError(t, p.Init())
+	require.Equal(t, []string{
+		"socket_protocols has no effect in morse: the sockets property (procstat_socket) is not implemented",
+		`properties: "sockets" has no effect in morse: procstat_socket is not implemented`,
+		"tag_with: value has no effect in morse: it names socket or filter data that morse does not collect value=src",
+	}, logs.Warnings())
+	acc := &testutil.Accumulator{}
+	require.NoError(t, p.Gather(context.Background(), acc))
+	require.NoError(t, p.Gather(context.Background(), acc))
+	require.Empty(t, acc.Errors())
+	require.Len(t, logs.Warnings(), 3, "once, at start")
+	m := byPID(t, acc, pid)
+	_, tagged := m.Tag("src")
+	require.False(t, tagged)
+	require.Empty(t, acc.MetricsNamed("procstat_socket"))
+}
+
+func TestWindowsSelectorFindsNothing(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(p *Procstat)
+		warn   string
+		tag    [2]string
+	}{
+		{"win_service", func(p *Procstat) { p.WinService = "Spooler" }, "win_service has no effect in morse", [2]string{"win_service", "Spooler"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New()
+			p.PidFile = writePidFile(t, startChild(t))
+			tt.change(p)
+			var logs testutil.Logs
+			p.SetLogger(logs.Logger())
+			require.NoError(t, p.Init())
+			require.Len(t, logs.Warnings(), 1)
+			require.Contains(t, logs.Warnings()[0], tt.warn)
+			acc := gather(t, p)
+			require.Empty(t, acc.MetricsNamed("procstat"), "it takes precedence over pid_file, as in Telegraf, and finds nothing")
+			lookup := acc.MetricsNamed("procstat_lookup")
+			require.Len(t, lookup, 1)
+			v, _ := lookup[0].Tag(tt.tag[0])
+			require.Equal(t, tt.tag[1], v)
 		})
 	}
 }
@@ -276,8 +334,7 @@ func TestTagWithAndPrefix(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/procstat.golden")
-	require.NoError(t, err)
+	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/procstat.golden")
 	p := New()
 	md, err := toml.Decode(shapes.Config, p)
 	require.NoError(t, err)
@@ -298,8 +355,22 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Equal(t, int64(os.Getpid()), f["ppid"])
 	require.Positive(t, f["memory_rss"])
 
-	require.Equal(t, []string{"measurement procstat_socket: emitted but marked absent-here"},
+	require.Equal(t, []string{"measurement procstat_socket: emitted but marked absent-here",
+		"procstat_socket: tag protocol: emitted but marked absent-here", "procstat_socket: field state: emitted but marked absent-here"},
 		shapes.Check(append(second.Metrics(), morse.NewMetric("procstat_socket", []morse.Tag{{Key: "protocol", Value: "tcp4"}}, []morse.Field{{Key: "state", Value: morse.String("x")}}, m.Time()))))
-	require.Equal(t, []string{"procstat: field memory_rss: type unsigned, golden says integer"},
-		shapes.Check([]morse.Metric{m.WithField("memory_rss", morse.Uint(1)), second.MetricsNamed("procstat_lookup")[0]}))
+	require.Equal(t, []string{"procstat: field memory_rss: type integer, golden says unsigned"},
+		shapes.Check([]morse.Metric{m.WithField("memory_rss", morse.Int(1)), second.MetricsNamed("procstat_lookup")[0]}))
+
+	// Without the limits property num_fds is gopsutil's int32, as in Telegraf.
+	p = New()
+	p.PidFile = writePidFile(t, pid)
+	require.Equal(t, morse.TypeInt, fieldType(t, byPID(t, gather(t, p), pid), "num_fds"))
+	require.Equal(t, morse.TypeUint, fieldType(t, m, "num_fds"), "the limits property sets it to rlim.Used")
+}
+
+func fieldType(t *testing.T, m morse.Metric, key string) morse.ValueType {
+	t.Helper()
+	v, ok := m.Field(key)
+	require.True(t, ok, key)
+	return v.Type()
 }

@@ -83,12 +83,17 @@ type sender struct {
 	i int
 }
 
+// addr is the sender's address, nil for an unnamed socket.
+func (s sender) addr() net.Addr {
+	if a := s.b.from[s.i]; a != nil {
+		return a
+	}
+	return s.b.sys.addr(s.i)
+}
+
 // LogValue implements slog.LogValuer.
 func (s sender) LogValue() slog.Value {
-	a := s.b.from[s.i]
-	if a == nil {
-		a = s.b.sys.addr(s.i)
-	}
+	a := s.addr()
 	if a == nil {
 		return slog.StringValue("unnamed socket")
 	}
@@ -271,6 +276,11 @@ func (d *datagramParser) parseBatch(b *batch) {
 			d.sl.c.readErr.Incr()
 			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "dropped a datagram larger than the read buffer",
 				"from", sender{b, i}, "limit_bytes", len(b.bufs[i]))
+			continue
+		}
+		if len(d.sl.allowed) > 0 && !d.sl.sourceAllowed(sender{b, i}.addr()) {
+			d.sl.c.refused.Incr()
+			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "datagram dropped", "from", sender{b, i}, "error", errNotAllowed)
 			continue
 		}
 		d.handle(b.bufs[i][:size], sender{b, i})

@@ -87,6 +87,8 @@ type SocketListener struct {
 	InfluxTimestampPrecision morse.Duration `toml:"influx_timestamp_precision"`
 	// ServerTLS turns on TLS for stream sockets (tls_cert, tls_key, tls_allowed_cacerts).
 	listener.ServerTLS
+	// TelegrafOptions are allowed_sources and the options accepted for Telegraf's configs.
+	TelegrafOptions
 
 	log    *slog.Logger
 	stats  *selfstat.PluginStats
@@ -133,10 +135,14 @@ func New() *SocketListener {
 		MaxConnections:       1024,
 		ReadTimeout:          morse.Duration(5 * time.Minute),
 		ContentEncoding:      "identity",
-		MaxDecompressionSize: morse.Size(4 << 20),
+		MaxDecompressionSize: defaultMaxDecompressionSize,
 		DataFormat:           "influx",
 	}
 }
+
+// defaultMaxDecompressionSize bounds a gzip datagram after decompression: far above the
+// 64 KiB a datagram can carry compressed, far below Telegraf's 500MB.
+const defaultMaxDecompressionSize = morse.Size(4 << 20)
 
 // SetLogger gives the plugin the engine's logger, which already names the plugin.
 func (s *SocketListener) SetLogger(l *slog.Logger) { s.log = l }
@@ -169,8 +175,8 @@ func (s *SocketListener) Validate() error {
 	if s.ContentEncoding != "" && s.ContentEncoding != "identity" && s.ContentEncoding != "gzip" {
 		errs = append(errs, morse.Errorf("content_encoding", "%q is not supported: use \"identity\" or \"gzip\"", s.ContentEncoding))
 	}
-	if s.MaxDecompressionSize <= 0 {
-		errs = append(errs, morse.Errorf("max_decompression_size", "must be positive, like \"4MiB\""))
+	if s.MaxDecompressionSize < 0 {
+		errs = append(errs, morse.Errorf("max_decompression_size", "must not be negative (0 means the default, 4MiB)"))
 	}
 	if _, err := parseMode(s.SocketMode); err != nil {
 		errs = append(errs, morse.Errorf("socket_mode", "%v", err))
@@ -180,6 +186,7 @@ func (s *SocketListener) Validate() error {
 	default:
 		errs = append(errs, morse.Errorf("influx_timestamp_precision", "%s is not supported: use \"1ns\", \"1us\", \"1ms\" or \"1s\"", s.InfluxTimestampPrecision))
 	}
+	errs = append(errs, s.validateTelegraf()...)
 	errs = append(errs, s.ValidateTLS())
 	if s.TLSEnabled() && err == nil && !addr.stream() {
 		errs = append(errs, morse.Errorf("tls_cert", "TLS works on stream sockets only (tcp:// or unix://), not on %s://", addr.network))
@@ -213,7 +220,17 @@ func (s *SocketListener) Init() error {
 	}
 	s.tlsCfg = cfg
 	s.parser = influx.Parser{Precision: time.Duration(s.InfluxTimestampPrecision)}
+	// Zero means the default, as in Telegraf (whose default is 500MB; morse's is 4MiB,
+	// see New).
+	if s.MaxDecompressionSize == 0 {
+		s.MaxDecompressionSize = defaultMaxDecompressionSize
+	}
 	s.errLog, s.ioLog = throttle.New(logEvery), throttle.New(logEvery)
+	l := s.log
+	if l == nil {
+		l = slog.Default()
+	}
+	s.warnTelegraf(l)
 	s.inited = true
 	return nil
 }

@@ -135,6 +135,11 @@ func (srv *streamServer) handle(conn net.Conn) {
 	cr := &connReader{conn: conn, timeout: time.Duration(sl.ReadTimeout), bytes: sl.c.bytes, lines: sl.c.lines}
 	defer cr.flush()
 	from := conn.RemoteAddr()
+	if !sl.sourceAllowed(from) {
+		sl.c.refused.Incr()
+		sl.ioLog.Log(sl.log, slog.LevelWarn, "connection refused", "from", from, "error", errNotAllowed)
+		return
+	}
 	var r io.Reader = cr
 	if sl.ContentEncoding == "gzip" {
 		gz, err := gzip.NewReader(cr)

@@ -80,11 +80,8 @@ func (s *Swap) Gather(ctx context.Context, acc morse.Accumulator) error {
 	return nil
 }
 
-// num makes an integer field. Telegraf writes these uint64 counters as integers, so existing
-// series expect that type; a value beyond int64 is clamped, as Telegraf's serializer does.
+// num makes an unsigned field, the type Telegraf emits for gopsutil's uint64 values. Outputs
+// without uint support write it as a signed integer, clamped as Telegraf clamps it.
 func num(key string, v uint64) morse.Field {
-	if v > math.MaxInt64 {
-		return morse.Field{Key: key, Value: morse.Int(math.MaxInt64)}
-	}
-	return morse.Field{Key: key, Value: morse.Int(int64(v))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

@@ -45,20 +45,20 @@ func TestFields(t *testing.T) {
 		{
 			name: "every field wired to its own statistic",
 			stat: &mem.SwapMemoryStat{Total: 1000, Used: 250, Free: 750, UsedPercent: 25, Sin: 4096, Sout: 8192, PgIn: 1, PgOut: 2},
-			want: map[string]any{"total": int64(1000), "used": int64(250), "free": int64(750),
-				"used_percent": 25.0, "in": int64(4096), "out": int64(8192)},
+			want: map[string]any{"total": uint64(1000), "used": uint64(250), "free": uint64(750),
+				"used_percent": 25.0, "in": uint64(4096), "out": uint64(8192)},
 		},
 		{
 			name: "no swap at all still reports every field",
 			stat: &mem.SwapMemoryStat{},
-			want: map[string]any{"total": int64(0), "used": int64(0), "free": int64(0),
-				"used_percent": 0.0, "in": int64(0), "out": int64(0)},
+			want: map[string]any{"total": uint64(0), "used": uint64(0), "free": uint64(0),
+				"used_percent": 0.0, "in": uint64(0), "out": uint64(0)},
 		},
 		{
-			name: "a NaN percentage is written as 0, never as NaN, and huge counters are clamped",
+			name: "a NaN percentage is written as 0, never as NaN, and huge counters stay unsigned",
 			stat: &mem.SwapMemoryStat{UsedPercent: math.NaN(), Sin: math.MaxUint64},
-			want: map[string]any{"total": int64(0), "used": int64(0), "free": int64(0),
-				"used_percent": 0.0, "in": int64(math.MaxInt64), "out": int64(0)},
+			want: map[string]any{"total": uint64(0), "used": uint64(0), "free": uint64(0),
+				"used_percent": 0.0, "in": uint64(math.MaxUint64), "out": uint64(0)},
 		},
 	}
 	for _, tt := range tests {
@@ -83,20 +83,15 @@ func TestGatherFailsWhenSwapCannotBeRead(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/swap.golden")
-	require.NoError(t, err)
-	require.Empty(t, shapes.Config, "swap has no options")
-	acc := &testutil.Accumulator{}
-	require.NoError(t, New().Gather(context.Background(), acc))
-	require.Empty(t, acc.Errors())
-	ms := acc.Metrics()
+	const path = "../../../testdata/inputs/swap.golden"
+	require.Empty(t, testutil.LoadGolden(t, path).Config, "swap has no options")
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 1)
-	require.Empty(t, shapes.Check(ms))
 	// The check is not vacuous: a wrong type is caught.
-	require.Equal(t, []string{"swap: field total: type float, golden says integer"},
-		shapes.Check([]morse.Metric{ms[0].WithField("total", morse.Float(1))}))
+	require.Equal(t, []string{"swap: field total: type integer, golden says unsigned"},
+		testutil.LoadGolden(t, path).Check([]morse.Metric{ms[0].WithField("total", morse.Int(1))}))
 
 	f := fieldsOf(ms[0])
-	require.Equal(t, f["total"], f["used"].(int64)+f["free"].(int64), "used + free = total")
+	require.Equal(t, f["total"], f["used"].(uint64)+f["free"].(uint64), "used + free = total")
 	require.InDelta(t, 50.0, f["used_percent"], 50.0)
 }

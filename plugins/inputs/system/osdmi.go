@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,23 +17,20 @@ import (
 // unknown is what Telegraf's DMI source (ghw) reports for an item it cannot read.
 const unknown = "unknown"
 
-// gatherOS reports system_os, reading the release and uname data at most once per
+// appendOS adds the os group's fields, reading the release and uname data at most once per
 // os_cache_ttl. A failed read keeps the previous fields, as Telegraf does.
-func (s *System) gatherOS(ctx context.Context, acc morse.Accumulator, now time.Time) {
+func (s *System) appendOS(ctx context.Context, out []morse.Field, now time.Time) ([]morse.Field, error) {
+	var err error
 	if s.osFields == nil || now.Sub(s.osCachedAt) > time.Duration(s.OSCacheTTL) {
-		fields, err := s.readOS(ctx)
-		if err != nil {
-			acc.AddError(err)
-		} else {
+		var fields []morse.Field
+		if fields, err = s.readOS(ctx); err == nil {
 			s.osFields, s.osCachedAt = fields, now
 		}
 	}
-	if len(s.osFields) > 0 {
-		acc.AddMetric(morse.NewMetric("system_os", nil, s.osFields, now))
-	}
+	return append(out, s.osFields...), err
 }
 
-// readOS reads the system_os fields. os and arch are always present: arch falls back to
+// readOS reads the os group's fields. os and arch are always present: arch falls back to
 // Go's architecture name where uname cannot be asked, as in Telegraf.
 func (s *System) readOS(ctx context.Context) ([]morse.Field, error) {
 	platform := s.Source.Platform
@@ -76,20 +72,21 @@ func (s *System) readOS(ctx context.Context) ([]morse.Field, error) {
 
 func notImplemented(err error) bool { return strings.Contains(err.Error(), "not implemented") }
 
-// gatherDMI reports system_dmi, reading the files at most once per dmi_cache_ttl. Telegraf
-// supports DMI on Linux and Windows only; elsewhere the group is ignored, as there.
-func (s *System) gatherDMI(acc morse.Accumulator, now time.Time) {
-	if runtime.GOOS != "linux" {
-		return
-	}
+// dmiSupported says whether DMI can be read here. Telegraf reads it on Linux and Windows;
+// morse reads it on Linux, the only one of the two it runs on.
+const dmiSupported = runtime.GOOS == "linux"
+
+// appendDMI adds the dmi group's fields, reading the files at most once per dmi_cache_ttl.
+func (s *System) appendDMI(out []morse.Field, now time.Time) []morse.Field {
 	if s.dmiFields == nil || now.Sub(s.dmiCachedAt) > time.Duration(s.DMICacheTTL) {
 		s.dmiFields, s.dmiCachedAt = readDMI(s.Source.DMIDir), now
 	}
-	acc.AddMetric(morse.NewMetric("system_dmi", nil, s.dmiFields, now))
+	return append(out, s.dmiFields...)
 }
 
-// dmiFiles maps each system_dmi field to its file under /sys/class/dmi/id, as Telegraf's
-// source reads them. chassis_type_description is derived from chassis_type.
+// dmiFiles maps each dmi field to its file under /sys/class/dmi/id, as Telegraf's source
+// (through ghw) reads them. chassis_type_code is the raw SMBIOS code; chassis_type, its
+// description, is derived from it.
 var dmiFiles = []struct{ field, file string }{
 	{"bios_date", "bios_date"},
 	{"bios_vendor", "bios_vendor"},
@@ -101,7 +98,7 @@ var dmiFiles = []struct{ field, file string }{
 	{"board_version", "board_version"},
 	{"chassis_asset_tag", "chassis_asset_tag"},
 	{"chassis_serial", "chassis_serial"},
-	{"chassis_type", "chassis_type"},
+	{"chassis_type_code", "chassis_type"},
 	{"chassis_vendor", "chassis_vendor"},
 	{"chassis_version", "chassis_version"},
 	{"product_family", "product_family"},
@@ -126,7 +123,7 @@ func readDMI(dir string) []morse.Field {
 		if b, err := os.ReadFile(filepath.Join(dir, d.file)); err == nil {
 			v = strings.TrimSpace(string(b))
 		}
-		if d.field == "chassis_type" {
+		if d.field == "chassis_type_code" {
 			chassisType = v
 		}
 		fields = append(fields, morse.Field{Key: d.field, Value: morse.String(v)})
@@ -135,9 +132,7 @@ func readDMI(dir string) []morse.Field {
 	if !ok {
 		desc = unknown
 	}
-	fields = append(fields, morse.Field{Key: "chassis_type_description", Value: morse.String(desc)})
-	slices.SortFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
-	return fields
+	return append(fields, morse.Field{Key: "chassis_type", Value: morse.String(desc)})
 }
 
 // chassisTypes are the SMBIOS (DSP0134) chassis type descriptions, worded as Telegraf's

@@ -1,11 +1,12 @@
 // Package system is the inputs.system plugin. It reports the load averages, the logged-in
-// users, the CPU counts and the uptime under Telegraf's measurement and field names, and on
-// request the system_os and system_dmi measurements of Telegraf's include option.
+// users, the CPU counts, the uptime, and on request the operating system release and the
+// DMI data, under Telegraf's measurement, field names and types and its include option.
 //
 // Telegraf emits the legacy layout (its default) as three metrics of one series and one
 // timestamp: the gauges, the uptime counter and the uptime_format string. A time-series
-// database stores them as one point either way, so morse emits a single system metric that
-// carries every field; the field names, types and values are Telegraf's.
+// database stores them as one point either way, so morse emits them as a single system
+// metric; the field names, types and values are Telegraf's. The fine-grained groups (load,
+// users, cpus, uptime, os, dmi) share one more system metric, as in Telegraf.
 package system
 
 import (
@@ -15,7 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +39,10 @@ var sampleConfig string
 const usersRetryAfter = 5 * time.Minute
 
 // defaultInclude is Telegraf's default, which keeps the field layout of older releases.
-var defaultInclude = []string{"load", "users", "legacy_cpus", "legacy_uptime"}
+var defaultInclude = []string{"legacy"}
+
+// groups are the values Telegraf 1.39.3 accepts in include.
+var groups = []string{"legacy", "load", "users", "cpus", "uptime", "os", "dmi"}
 
 // Source reads the statistics the plugin reports. The zero value reads the system's through
 // gopsutil; tests replace single functions.
@@ -65,9 +69,9 @@ type Source struct {
 type System struct {
 	// Include selects the groups of information to collect, see sample.conf.
 	Include []string `toml:"include"`
-	// OSCacheTTL is how long the system_os fields are reused before they are read again.
+	// OSCacheTTL is how long the os group's fields are reused before they are read again.
 	OSCacheTTL morse.Duration `toml:"os_cache_ttl"`
-	// DMICacheTTL is how long the system_dmi fields are reused before they are read again.
+	// DMICacheTTL is how long the dmi group's fields are reused before they are read again.
 	DMICacheTTL morse.Duration `toml:"dmi_cache_ttl"`
 
 	// Source replaces where the statistics come from; the zero value means the system's.
@@ -76,7 +80,10 @@ type System struct {
 	mu  sync.Mutex
 	log *slog.Logger
 	// usersRetry is when to ask for the sessions again after they could not be read.
-	usersRetry  time.Time
+	usersRetry time.Time
+	// noGroups is set when Init removed the only group, so that the empty list does not
+	// mean the default.
+	noGroups    bool
 	osFields    []morse.Field
 	osCachedAt  time.Time
 	dmiFields   []morse.Field
@@ -87,6 +94,7 @@ type System struct {
 var (
 	_ morse.Input        = (*System)(nil)
 	_ morse.Validator    = (*System)(nil)
+	_ morse.Initializer  = (*System)(nil)
 	_ morse.LoggerSetter = (*System)(nil)
 )
 
@@ -118,22 +126,12 @@ func (s *System) logger() *slog.Logger {
 	return s.log
 }
 
-// Validate refuses unknown groups and the combinations Telegraf refuses.
+// Validate refuses unknown groups, as Telegraf's Init does, and negative cache times.
 func (s *System) Validate() error {
-	seen := map[string]bool{}
 	for _, g := range s.Include {
-		switch g {
-		case "load", "users", "cpus", "legacy_cpus", "uptime", "legacy_uptime", "os", "dmi":
-			seen[g] = true
-		default:
-			return morse.Errorf("include", "invalid 'include' option %q; choose from load, users, cpus, legacy_cpus, uptime, legacy_uptime, os, dmi", g)
+		if !slices.Contains(groups, g) {
+			return morse.Errorf("include", "invalid 'include' option %q; choose from %s", g, strings.Join(groups, ", "))
 		}
-	}
-	if seen["cpus"] && seen["legacy_cpus"] {
-		return morse.Errorf("include", `"cpus" and "legacy_cpus" are mutually exclusive`)
-	}
-	if seen["uptime"] && seen["legacy_uptime"] {
-		return morse.Errorf("include", `"uptime" and "legacy_uptime" are mutually exclusive`)
 	}
 	if s.OSCacheTTL < 0 {
 		return morse.Errorf("os_cache_ttl", "must not be negative, got %s", s.OSCacheTTL)
@@ -144,9 +142,22 @@ func (s *System) Validate() error {
 	return nil
 }
 
-// groups is the include list without duplicates; an empty list means Telegraf's default.
-func (s *System) groups() []string {
-	if len(s.Include) == 0 {
+// Init drops the dmi group where DMI cannot be read, with one warning, as Telegraf does.
+func (s *System) Init() error {
+	if slices.Contains(s.Include, "dmi") && !dmiSupported {
+		s.logger().Warn("'dmi' is not supported on this platform, ignoring", "os", runtime.GOOS)
+		s.Include = slices.DeleteFunc(slices.Clone(s.Include), func(g string) bool { return g == "dmi" })
+		if len(s.Include) == 0 {
+			s.Include = []string{}
+			s.noGroups = true
+		}
+	}
+	return nil
+}
+
+// selected is the include list without duplicates; an empty list means Telegraf's default.
+func (s *System) selected() []string {
+	if len(s.Include) == 0 && !s.noGroups {
 		return defaultInclude
 	}
 	out := make([]string, 0, len(s.Include))
@@ -158,52 +169,79 @@ func (s *System) groups() []string {
 	return out
 }
 
-// Gather reports the system metric and, when included, system_os and system_dmi. A group
-// that cannot be read is reported through acc.AddError and the other groups still are, as
-// Telegraf does.
+// Gather reports the system metric of the fine-grained groups and, with legacy, the legacy
+// one. A group that cannot be read is reported through acc.AddError and the other groups
+// still are, as Telegraf does.
 func (s *System) Gather(ctx context.Context, acc morse.Accumulator) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	fields := make([]morse.Field, 0, 10)
-	for _, g := range s.groups() {
+	fields := make([]morse.Field, 0, 16)
+	for _, g := range s.selected() {
 		var err error
 		switch g {
 		case "load":
-			fields, err = s.appendLoad(ctx, fields)
+			fields, err = s.appendLoad(ctx, fields, false)
 		case "users":
 			fields = s.appendUsers(ctx, fields, now)
-		case "cpus", "legacy_cpus":
-			fields, err = s.appendCPUs(ctx, fields, g == "legacy_cpus")
-		case "uptime", "legacy_uptime":
-			fields, err = s.appendUptime(ctx, fields, g == "legacy_uptime")
+		case "cpus":
+			fields, err = s.appendCPUs(ctx, fields)
+		case "uptime":
+			fields, err = s.appendUptime(ctx, fields, false)
 		case "os":
-			s.gatherOS(ctx, acc, now)
+			fields, err = s.appendOS(ctx, fields, now)
 		case "dmi":
-			s.gatherDMI(acc, now)
+			fields = s.appendDMI(fields, now)
+		case "legacy":
+			err = s.gatherLegacy(ctx, acc, now)
 		}
 		acc.AddError(err)
 	}
 	if len(fields) > 0 {
-		// Alphabetical order, as Telegraf writes fields, makes lines easy to compare by eye.
-		slices.SortFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
-		acc.AddMetric(morse.NewMetric("system", nil, fields, now))
+		addSystem(acc, fields, now)
 	}
 	return nil
 }
 
-func (s *System) appendLoad(ctx context.Context, out []morse.Field) ([]morse.Field, error) {
+// gatherLegacy reports Telegraf's legacy layout: load averages, CPU counts, users, uptime
+// and uptime_format. Missing load averages count as zeros there, as in Telegraf; a failed
+// CPU count stops the metric, a failed uptime read leaves out the two uptime fields.
+func (s *System) gatherLegacy(ctx context.Context, acc morse.Accumulator, now time.Time) error {
+	fields, err := s.appendLoad(ctx, make([]morse.Field, 0, 10), true)
+	if err != nil {
+		return err
+	}
+	if fields, err = s.appendCPUs(ctx, fields); err != nil {
+		return err
+	}
+	fields = s.appendUsers(ctx, fields, now)
+	fields, err = s.appendUptime(ctx, fields, true)
+	addSystem(acc, fields, now)
+	return err
+}
+
+// addSystem adds one system metric with its fields in alphabetical order, as Telegraf
+// writes them, which makes lines easy to compare by eye.
+func addSystem(acc morse.Accumulator, fields []morse.Field, now time.Time) {
+	slices.SortFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
+	acc.AddMetric(morse.NewMetric("system", nil, fields, now))
+}
+
+// appendLoad adds the load averages. Where they do not exist (Windows) Telegraf stays
+// silent: the load group leaves them out, the legacy layout reports zeros.
+func (s *System) appendLoad(ctx context.Context, out []morse.Field, zeroIfMissing bool) ([]morse.Field, error) {
 	read := s.Source.Load
 	if read == nil {
 		read = load.AvgWithContext
 	}
 	avg, err := read(ctx)
-	if err != nil {
-		// Telegraf stays silent where load averages do not exist (Windows).
-		if strings.Contains(err.Error(), "not implemented") {
-			return out, nil
-		}
+	switch {
+	case err != nil && !notImplemented(err):
 		return out, fmt.Errorf("reading load averages: %w", err)
+	case err != nil && !zeroIfMissing:
+		return out, nil
+	case err != nil:
+		avg = &load.AvgStat{}
 	}
 	return append(out,
 		morse.Field{Key: "load1", Value: morse.Float(avg.Load1)},
@@ -244,7 +282,7 @@ func (s *System) appendUsers(ctx context.Context, out []morse.Field, now time.Ti
 	)
 }
 
-func (s *System) appendCPUs(ctx context.Context, out []morse.Field, legacy bool) ([]morse.Field, error) {
+func (s *System) appendCPUs(ctx context.Context, out []morse.Field) ([]morse.Field, error) {
 	count := s.Source.CPUs
 	if count == nil {
 		count = cpu.CountsWithContext
@@ -257,12 +295,8 @@ func (s *System) appendCPUs(ctx context.Context, out []morse.Field, legacy bool)
 	if err != nil {
 		return out, fmt.Errorf("reading physical CPU count: %w", err)
 	}
-	name := "n_virtual_cpus"
-	if legacy {
-		name = "n_cpus"
-	}
 	return append(out,
-		morse.Field{Key: name, Value: morse.Int(int64(logical))},
+		morse.Field{Key: "n_cpus", Value: morse.Int(int64(logical))},
 		morse.Field{Key: "n_physical_cpus", Value: morse.Int(int64(physical))},
 	), nil
 }
@@ -276,7 +310,8 @@ func (s *System) appendUptime(ctx context.Context, out []morse.Field, legacy boo
 	if err != nil {
 		return out, fmt.Errorf("reading uptime: %w", err)
 	}
-	out = append(out, morse.Field{Key: "uptime", Value: morse.Int(clamp(up))})
+	// gopsutil's uint64, which Telegraf adds as it is.
+	out = append(out, morse.Field{Key: "uptime", Value: morse.Uint(up)})
 	if legacy {
 		out = append(out, morse.Field{Key: "uptime_format", Value: morse.String(formatUptime(up))})
 	}
@@ -297,12 +332,4 @@ func formatUptime(up uint64) string {
 	minutes := up / 60
 	fmt.Fprintf(&b, "%2d:%02d", (minutes/60)%24, minutes%60)
 	return b.String()
-}
-
-// clamp converts a uint64 for an integer field, clamping as Telegraf's serializer does.
-func clamp(v uint64) int64 {
-	if v > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(v)
 }

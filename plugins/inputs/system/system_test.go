@@ -86,7 +86,7 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	require.True(t, strings.HasPrefix(info.SampleConfig, "# "+Description+"\n[[inputs.system]]\n"))
 	s, ok := info.New().(*System)
 	require.True(t, ok)
-	require.Equal(t, []string{"load", "users", "legacy_cpus", "legacy_uptime"}, s.Include)
+	require.Equal(t, []string{"legacy"}, s.Include)
 	require.Equal(t, 8*time.Hour, time.Duration(s.OSCacheTTL))
 	require.Equal(t, 8*time.Hour, time.Duration(s.DMICacheTTL))
 
@@ -107,12 +107,10 @@ func TestValidate(t *testing.T) {
 		include []string
 		wantErr string
 	}{
-		{include: []string{"load", "users", "cpus", "uptime", "os", "dmi"}},
-		{include: []string{"legacy_cpus", "legacy_uptime", "load", "load"}},
+		{include: []string{"legacy", "load", "users", "cpus", "uptime", "os", "dmi"}},
+		{include: []string{"load", "load"}},
 		{include: nil},
-		{include: []string{"invalid"}, wantErr: `include: invalid 'include' option "invalid"`},
-		{include: []string{"cpus", "legacy_cpus"}, wantErr: `include: "cpus" and "legacy_cpus" are mutually exclusive`},
-		{include: []string{"uptime", "legacy_uptime"}, wantErr: `include: "uptime" and "legacy_uptime" are mutually exclusive`},
+		{include: []string{"legacy_cpus"}, wantErr: `include: invalid 'include' option "legacy_cpus"; choose from legacy, load, users, cpus, uptime, os, dmi`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.include, ","), func(t *testing.T) {
@@ -125,7 +123,7 @@ func TestValidate(t *testing.T) {
 			}
 			var fe *morse.FieldError
 			require.ErrorAs(t, err, &fe)
-			require.EqualError(t, err, tt.wantErr+errSuffix(tt.wantErr))
+			require.EqualError(t, err, tt.wantErr)
 		})
 	}
 	s := New()
@@ -133,33 +131,21 @@ func TestValidate(t *testing.T) {
 	require.ErrorContains(t, s.Validate(), "os_cache_ttl: must not be negative")
 }
 
-// errSuffix is the rest of the invalid-option message, which lists the valid groups.
-func errSuffix(msg string) string {
-	if strings.Contains(msg, "invalid 'include'") {
-		return "; choose from load, users, cpus, legacy_cpus, uptime, legacy_uptime, os, dmi"
-	}
-	return ""
-}
-
 func TestLayouts(t *testing.T) {
+	legacy := map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_users": int64(3), "n_unique_users": int64(2),
+		"n_cpus": int64(8), "n_physical_cpus": int64(4), "uptime": uint64(1249632), "uptime_format": "14 days, 11:07"}
+	fine := map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_users": int64(3), "n_unique_users": int64(2),
+		"n_cpus": int64(8), "n_physical_cpus": int64(4), "uptime": uint64(1249632)}
 	tests := []struct {
 		name    string
 		include []string
-		want    map[string]any
+		want    []map[string]any
 	}{
-		{
-			name:    "Telegraf's default, the legacy layout",
-			include: nil,
-			want: map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_users": int64(3), "n_unique_users": int64(2),
-				"n_cpus": int64(8), "n_physical_cpus": int64(4), "uptime": int64(1249632), "uptime_format": "14 days, 11:07"},
-		},
-		{
-			name:    "the recommended layout",
-			include: []string{"load", "users", "cpus", "uptime"},
-			want: map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_users": int64(3), "n_unique_users": int64(2),
-				"n_virtual_cpus": int64(8), "n_physical_cpus": int64(4), "uptime": int64(1249632)},
-		},
-		{name: "load only", include: []string{"load"}, want: map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5}},
+		{name: "Telegraf's default, the legacy layout", include: nil, want: []map[string]any{legacy}},
+		{name: "the recommended layout", include: []string{"load", "users", "cpus", "uptime"}, want: []map[string]any{fine}},
+		{name: "load only", include: []string{"load"}, want: []map[string]any{{"load1": 1.5, "load5": 2.5, "load15": 3.5}}},
+		{name: "legacy and fine-grained: one metric each", include: []string{"cpus", "legacy"},
+			want: []map[string]any{{"n_cpus": int64(8), "n_physical_cpus": int64(4)}, legacy}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,11 +153,13 @@ func TestLayouts(t *testing.T) {
 			s := New()
 			s.Include = tt.include
 			s.Source = f.source(t)
-			ms := gather(t, s).Metrics()
-			require.Len(t, ms, 1, "one system metric for every layout")
-			require.Equal(t, "system", ms[0].Name())
-			require.Empty(t, ms[0].Tags())
-			require.Equal(t, tt.want, fieldsOf(ms[0]))
+			var got []map[string]any
+			for _, m := range gather(t, s).Metrics() {
+				require.Equal(t, "system", m.Name())
+				require.Empty(t, m.Tags())
+				got = append(got, fieldsOf(m))
+			}
+			require.ElementsMatch(t, tt.want, got)
 		})
 	}
 }
@@ -192,14 +180,34 @@ func TestUnreadableGroupsAreReportedAndOthersKept(t *testing.T) {
 	s.SetLogger(slog.New(slog.DiscardHandler))
 	acc := gather(t, s)
 	ms := acc.Metrics()
-	require.Len(t, ms, 1)
-	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5}, fieldsOf(ms[0]),
-		"users without utmp are skipped silently, as Telegraf does")
+	require.Empty(t, ms, "the legacy layout needs the CPU counts, as in Telegraf")
 	var msgs []string
 	for _, err := range acc.Errors() {
 		msgs = append(msgs, err.Error())
 	}
+	require.Equal(t, []string{"reading logical CPU count: no cpuinfo"}, msgs)
+
+	// The fine-grained groups are independent: what can be read is reported.
+	s.Include = []string{"load", "users", "cpus", "uptime"}
+	acc = gather(t, s)
+	ms = acc.Metrics()
+	require.Len(t, ms, 1)
+	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5}, fieldsOf(ms[0]),
+		"users without utmp are skipped silently, as Telegraf does")
+	msgs = nil
+	for _, err := range acc.Errors() {
+		msgs = append(msgs, err.Error())
+	}
 	require.Equal(t, []string{"reading logical CPU count: no cpuinfo", "reading uptime: no /proc/uptime"}, msgs)
+
+	// Legacy without uptime still reports the gauges.
+	f.cpuErr = nil
+	s.Include = []string{"legacy"}
+	acc = gather(t, s)
+	require.Len(t, acc.Metrics(), 1)
+	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_cpus": int64(8), "n_physical_cpus": int64(4)},
+		fieldsOf(acc.Metrics()[0]))
+	require.Len(t, acc.Errors(), 1)
 }
 
 func TestMissingUtmpIsAskedForAgainLater(t *testing.T) {
@@ -230,19 +238,20 @@ func TestOSAndDMI(t *testing.T) {
 	s.Include = []string{"os", "dmi"}
 	s.Source = f.source(t)
 	ms := gather(t, s).Metrics()
-	require.Len(t, ms, 2, "no system metric without its groups")
-	require.Equal(t, "system_os", ms[0].Name())
-	require.Equal(t, map[string]any{"os": "linux", "arch": "x86_64", "platform": "debian", "platform_family": "debian",
-		"platform_version": "12", "kernel_version": "6.1.0"}, fieldsOf(ms[0]))
-	require.Equal(t, "system_dmi", ms[1].Name())
-	dmi := fieldsOf(ms[1])
-	require.Len(t, dmi, 21)
-	require.Equal(t, "Dell Inc.", dmi["bios_vendor"])
-	require.Equal(t, "23", dmi["chassis_type"])
-	require.Equal(t, "Rack mount chassis", dmi["chassis_type_description"])
-	require.Equal(t, "ACME", dmi["product_vendor"], "sys_vendor is the product vendor")
-	require.Equal(t, "0X3D66", dmi["board_product"], "board_name is the board product")
-	require.Equal(t, unknown, dmi["product_uuid"], "an unreadable item is unknown")
+	require.Len(t, ms, 1, "the groups share one system metric")
+	require.Equal(t, "system", ms[0].Name())
+	got := fieldsOf(ms[0])
+	require.Len(t, got, 6+21)
+	for k, v := range map[string]any{"os": "linux", "arch": "x86_64", "platform": "debian", "platform_family": "debian",
+		"platform_version": "12", "kernel_version": "6.1.0"} {
+		require.Equal(t, v, got[k], k)
+	}
+	require.Equal(t, "Dell Inc.", got["bios_vendor"])
+	require.Equal(t, "23", got["chassis_type_code"])
+	require.Equal(t, "Rack mount chassis", got["chassis_type"])
+	require.Equal(t, "ACME", got["product_vendor"], "sys_vendor is the product vendor")
+	require.Equal(t, "0X3D66", got["board_product"], "board_name is the board product")
+	require.Equal(t, unknown, got["product_uuid"], "an unreadable item is unknown")
 
 	// Both groups are cached: a second gather within the TTL reads nothing again.
 	gather(t, s)
@@ -253,42 +262,26 @@ func TestOSAndDMI(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/system.golden")
-	require.NoError(t, err)
-	s := New()
-	md, err := toml.Decode(shapes.Config, s)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
-	s.SetLogger(slog.New(slog.DiscardHandler))
-	acc := gather(t, s)
-	require.Empty(t, acc.Errors())
-	ms := acc.Metrics()
-	// The system metric collects every group's fields, so it comes last, as in Telegraf.
-	require.Equal(t, []string{"system_os", "system_dmi", "system"}, []string{ms[0].Name(), ms[1].Name(), ms[2].Name()})
-	require.Empty(t, shapes.Check(ms))
+	const path = "../../../testdata/inputs/system.golden"
+	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
+	require.Len(t, ms, 1)
+	shapes := testutil.LoadGolden(t, path)
 	require.Equal(t, []string{"system: field n_cpus: type float, golden says integer"},
-		shapes.Check([]morse.Metric{ms[0], ms[1], ms[2].WithField("n_cpus", morse.Float(1))}))
-
-	osAndDMI := ms[:2]
-	legacy := fieldsOf(ms[2])
-	require.Contains(t, legacy, "n_cpus")
-	require.Contains(t, legacy, "uptime_format")
-	require.NotContains(t, legacy, "n_virtual_cpus")
-	require.Positive(t, legacy["n_cpus"])
-	require.Positive(t, legacy["uptime"])
+		shapes.Check([]morse.Metric{ms[0].WithField("n_cpus", morse.Float(1))}))
+	got := fieldsOf(ms[0])
+	require.Positive(t, got["n_cpus"])
+	require.Positive(t, got["uptime"])
+	require.NotContains(t, got, "uptime_format")
 	// The user counts exist exactly where gopsutil can read the sessions.
 	if _, err := host.Users(); err == nil {
-		require.Contains(t, legacy, "n_users")
+		require.Contains(t, got, "n_users")
 	} else {
-		require.NotContains(t, legacy, "n_users")
+		require.NotContains(t, got, "n_users")
 	}
 
-	s.Include = []string{"load", "users", "cpus", "uptime"}
-	ms = gather(t, s).Metrics()
-	require.Len(t, ms, 1)
-	require.Empty(t, shapes.Check(append(ms, osAndDMI...)))
-	current := fieldsOf(ms[0])
-	require.Equal(t, legacy["n_cpus"], current["n_virtual_cpus"])
-	require.NotContains(t, current, "n_cpus")
-	require.NotContains(t, current, "uptime_format")
+	// Telegraf's default is the legacy layout, with uptime_format.
+	legacy := testutil.GatherReal(t, New(), "", 1)
+	require.Len(t, legacy, 1)
+	require.Empty(t, shapes.Defaults().Check(legacy))
+	require.Contains(t, fieldsOf(legacy[0]), "uptime_format")
 }

@@ -245,7 +245,7 @@ func (w *watcher) lines(fl *follower, data []byte) {
 	}
 	chunk := append(fl.partial, data[:end+1]...)
 	fl.partial = append([]byte(nil), data[end+1:]...)
-	res := w.parser.Parse(w.tail.decode(chunk), func(m morse.Metric) {
+	res := w.parser.Parse(w.tail.filter(w.tail.decode(chunk)), func(m morse.Metric) {
 		if w.tail.PathTag != "" {
 			m = m.WithTag(w.tail.PathTag, fl.path)
 		}

@@ -1,6 +1,9 @@
 // Package tail is the inputs.tail plugin. It follows files as lines are appended to them
 // and parses each complete line as line protocol, with Telegraf's options: files (globs,
-// ** included), from_beginning, watch_method, character_encoding, data_format and path_tag.
+// ** included), initial_read_offset (and the deprecated from_beginning), watch_method,
+// character_encoding, data_format, path_tag and filters ("ansi_color"). pipe = false is
+// accepted; max_undelivered_lines and the [inputs.tail.multiline] section are accepted with
+// one warning at start, see Init.
 //
 // It is a service input: Start opens the files and starts one goroutine that polls them
 // every poll_interval, and Stop ends that goroutine. Each poll reads what was appended, and
@@ -20,6 +23,9 @@ package tail
 import (
 	"context"
 	_ "embed"
+	"log/slog"
+	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,7 +45,23 @@ type Tail struct {
 	// Files are the paths or glob patterns of the files to follow.
 	Files []string `toml:"files"`
 	// FromBeginning reads the files present at start from their beginning, not their end.
+	// Telegraf deprecates it for initial_read_offset = "beginning".
 	FromBeginning bool `toml:"from_beginning"`
+	// InitialReadOffset is where the files present at start are read from: "beginning",
+	// "end", "saved-or-beginning" or "saved-or-end" (the default). morse keeps no offsets
+	// across restarts, so the saved-or-* values read from the beginning or the end, as
+	// Telegraf does when it has no saved offset.
+	InitialReadOffset string `toml:"initial_read_offset"`
+	// Pipe says the files are named pipes; morse only follows regular files.
+	Pipe bool `toml:"pipe"`
+	// MaxUndeliveredLines is Telegraf's bound on lines not yet written by the outputs;
+	// accepted with a warning, see Init.
+	MaxUndeliveredLines int `toml:"max_undelivered_lines"`
+	// Filters are applied to each line before it is parsed: "ansi_color" removes ANSI
+	// escape sequences (colours).
+	Filters []string `toml:"filters"`
+	// Multiline is Telegraf's [inputs.tail.multiline] section; accepted with a warning.
+	Multiline *Multiline `toml:"multiline"`
 	// WatchMethod is "inotify" or "poll", accepted for Telegraf's configs; morse polls.
 	WatchMethod string `toml:"watch_method"`
 	// PollInterval is how often the files are checked.
@@ -51,6 +73,7 @@ type Tail struct {
 	// PathTag names the tag that receives the file's path; empty adds none.
 	PathTag string `toml:"path_tag"`
 
+	log    *slog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// polled is handed to the watcher; see watcher.polled.
@@ -61,12 +84,26 @@ type Tail struct {
 var (
 	_ morse.ServiceInput = (*Tail)(nil)
 	_ morse.Validator    = (*Tail)(nil)
+	_ morse.Initializer  = (*Tail)(nil)
+	_ morse.LoggerSetter = (*Tail)(nil)
 )
+
+// Multiline is Telegraf's [inputs.tail.multiline] section. It joins log lines for the
+// grok and similar formats; with line protocol, one metric per line, it has no use, so
+// morse accepts it with a warning and leaves lines alone.
+type Multiline struct {
+	Pattern         string         `toml:"pattern"`
+	MatchWhichLine  string         `toml:"match_which_line"`
+	InvertMatch     bool           `toml:"invert_match"`
+	PreserveNewline bool           `toml:"preserve_newline"`
+	Quotation       string         `toml:"quotation"`
+	Timeout         morse.Duration `toml:"timeout"`
+}
 
 // New returns the plugin with Telegraf's defaults.
 func New() *Tail {
 	return &Tail{WatchMethod: "inotify", PollInterval: morse.Duration(250 * time.Millisecond),
-		DataFormat: "influx", PathTag: "path"}
+		DataFormat: "influx", PathTag: "path", MaxUndeliveredLines: defaultMaxUndelivered}
 }
 
 func init() {
@@ -99,7 +136,70 @@ func (t *Tail) Validate() error {
 	if t.DataFormat != "influx" {
 		return morse.Errorf("data_format", "%q is not supported: morse reads \"influx\" (line protocol)", t.DataFormat)
 	}
+	switch t.InitialReadOffset {
+	case "", "beginning", "end", "saved-or-end", "saved-or-beginning":
+	default:
+		return morse.Errorf("initial_read_offset", "invalid 'initial_read_offset' setting %q", t.InitialReadOffset)
+	}
+	if t.Pipe {
+		return morse.Errorf("pipe", "named pipes are not supported by morse; tail a regular file")
+	}
+	if t.MaxUndeliveredLines <= 0 {
+		return morse.Errorf("max_undelivered_lines", "must be positive, got %d", t.MaxUndeliveredLines)
+	}
+	for _, f := range t.Filters {
+		if f != "ansi_color" {
+			return morse.Errorf("filters", "unknown filter %q; the filter is \"ansi_color\"", f)
+		}
+	}
 	return nil
+}
+
+// defaultMaxUndelivered is Telegraf's default max_undelivered_lines.
+const defaultMaxUndelivered = 1000
+
+// SetLogger gives the plugin the engine's logger, which already names the plugin.
+func (t *Tail) SetLogger(l *slog.Logger) { t.log = l }
+
+// Init warns once about the accepted options that do nothing in morse.
+func (t *Tail) Init() error {
+	l := t.log
+	if l == nil {
+		l = slog.Default()
+	}
+	if t.MaxUndeliveredLines != defaultMaxUndelivered {
+		l.Warn("max_undelivered_lines has no effect in morse: reading never waits for the outputs; " +
+			"each output's buffer (metric_buffer_limit) bounds what is held")
+	}
+	if t.Multiline != nil {
+		l.Warn("[inputs.tail.multiline] has no effect in morse: line protocol is one metric per line, " +
+			"so lines are not joined")
+	}
+	return nil
+}
+
+// fromBeginning says whether the files present at start are read from their beginning.
+// Without an offset, from_beginning decides, as in Telegraf.
+func (t *Tail) fromBeginning() bool {
+	switch t.InitialReadOffset {
+	case "beginning", "saved-or-beginning":
+		return true
+	case "":
+		return t.FromBeginning
+	}
+	return false
+}
+
+// ansiEscape matches an ANSI escape sequence: CSI sequences (colours, cursor movement) and
+// the two-byte ones.
+var ansiEscape = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])`)
+
+// filter applies the filters to a chunk of complete lines.
+func (t *Tail) filter(b []byte) []byte {
+	if slices.Contains(t.Filters, "ansi_color") {
+		return ansiEscape.ReplaceAll(b, nil)
+	}
+	return b
 }
 
 // Start opens the files that exist now, at their end unless from_beginning is set, and
@@ -111,7 +211,7 @@ func (t *Tail) Start(ctx context.Context, acc morse.Accumulator) error {
 	w := &watcher{tail: t, acc: acc, followers: map[string]*follower{}, consumed: map[fileID]consumedAt{}, polled: t.polled}
 	for _, g := range w.globs() {
 		for _, path := range g.Match() {
-			w.follow(path, t.FromBeginning)
+			w.follow(path, t.fromBeginning())
 		}
 	}
 	ctx, t.cancel = context.WithCancel(ctx)

@@ -269,8 +269,7 @@ func TestServiceAcrossRotationAndTruncation(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/tail.golden")
-	require.NoError(t, err)
+	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/tail.golden")
 	tl := New()
 	md, err := toml.Decode(shapes.Config, tl)
 	require.NoError(t, err)
@@ -299,4 +298,85 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Len(t, acc.Errors(), 1)
 	require.Empty(t, shapes.Check(ms))
 	require.Equal(t, []string{"cpu: tag path: missing"}, shapes.Check([]morse.Metric{ms[0].WithoutTag("path")}))
+}
+
+func TestInitialReadOffset(t *testing.T) {
+	tests := []struct {
+		offset        string
+		fromBeginning bool
+		want          bool
+	}{
+		{offset: "", want: false},
+		{offset: "", fromBeginning: true, want: true},
+		{offset: "beginning", want: true},
+		{offset: "saved-or-beginning", want: true},
+		{offset: "end", fromBeginning: true, want: false},
+		{offset: "saved-or-end", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q,%v", tt.offset, tt.fromBeginning), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.out")
+			appendTo(t, path, line(1))
+			tl := newTail(path)
+			tl.InitialReadOffset = tt.offset
+			tl.FromBeginning = tt.fromBeginning
+			require.NoError(t, tl.Validate())
+			acc := &testutil.Accumulator{}
+			w := manual(tl, acc)
+			w.follow(path, tl.fromBeginning())
+			appendTo(t, path, line(2))
+			w.poll()
+			want := expected(t, path, line(2))
+			if tt.want {
+				want = expected(t, path, line(1), line(2))
+			}
+			require.Equal(t, want, acc.Metrics())
+		})
+	}
+	tl := newTail("x")
+	tl.InitialReadOffset = "middle"
+	require.ErrorContains(t, tl.Validate(), `initial_read_offset: invalid 'initial_read_offset' setting "middle"`)
+}
+
+func TestAnsiColorFilter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.out")
+	appendTo(t, path)
+	tl := newTail(path)
+	tl.Filters = []string{"ansi_color"}
+	require.NoError(t, tl.Validate())
+	acc := &testutil.Accumulator{}
+	w := manual(tl, acc)
+	w.follow(path, false)
+	appendTo(t, path, "\x1b[1;31mm,src=test\x1b[0m v=1i 1700000000000000001\n")
+	w.poll()
+	require.Empty(t, acc.Errors())
+	require.Equal(t, expected(t, path, line(1)), acc.Metrics(), "the colour codes are removed before parsing")
+
+	tl.Filters = []string{"strip_everything"}
+	require.ErrorContains(t, tl.Validate(), `filters: unknown filter "strip_everything"`)
+}
+
+func TestAcceptedOptionsWarnOnce(t *testing.T) {
+	tl := newTail("x")
+	require.NoError(t, tl.Validate())
+	var logs testutil.Logs
+	tl.SetLogger(logs.Logger())
+	require.NoError(t, tl.Init())
+	require.Empty(t, logs.All(), "Telegraf's defaults warn about nothing")
+
+	_, err := toml.Decode("max_undelivered_lines = 50\n[multiline]\npattern = '^\\s'\ntimeout = \"5s\"\n", tl)
+	require.NoError(t, err)
+	require.NoError(t, tl.Validate())
+	require.NoError(t, tl.Init())
+	require.Equal(t, []string{
+		"max_undelivered_lines has no effect in morse: reading never waits for the outputs; " +
+			"each output's buffer (metric_buffer_limit) bounds what is held",
+		"[inputs.tail.multiline] has no effect in morse: line protocol is one metric per line, so lines are not joined",
+	}, logs.Warnings())
+
+	tl.Pipe = true
+	require.ErrorContains(t, tl.Validate(), "pipe: named pipes are not supported by morse")
+	tl.Pipe = false
+	tl.MaxUndeliveredLines = 0
+	require.ErrorContains(t, tl.Validate(), "max_undelivered_lines: must be positive")
 }

@@ -3,6 +3,7 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -44,12 +45,15 @@ type File struct {
 	// protocol is the same either way, so it changes nothing.
 	UseBatchFormat bool `toml:"use_batch_format"`
 
-	// The rotation and compression options are Telegraf's. morse implements neither; they are
-	// accepted at their defaults and refused otherwise.
-	RotationInterval     morse.Duration `toml:"rotation_interval"`
-	RotationMaxSize      morse.Size     `toml:"rotation_max_size"`
-	RotationMaxArchives  int            `toml:"rotation_max_archives"`
-	CompressionAlgorithm string         `toml:"compression_algorithm"`
+	// The rotation options are Telegraf's. morse does not rotate; they are accepted at
+	// their defaults and refused otherwise.
+	RotationInterval    morse.Duration `toml:"rotation_interval"`
+	RotationMaxSize     morse.Size     `toml:"rotation_max_size"`
+	RotationMaxArchives int            `toml:"rotation_max_archives"`
+	// CompressionAlgorithm is "", "zstd", "gzip" or "zlib"; CompressionLevel is the
+	// algorithm's level, -1 (the default) for its default. See newEncoder.
+	CompressionAlgorithm string `toml:"compression_algorithm"`
+	CompressionLevel     int    `toml:"compression_level"`
 
 	// DataFormat must be "influx" (or empty, meaning the same).
 	DataFormat string `toml:"data_format"`
@@ -78,6 +82,8 @@ type File struct {
 	writers []target
 	buf     []byte
 	sorted  []morse.Field
+	enc     encoder      // nil without compression
+	zbuf    bytes.Buffer // the compressed batch, reused
 }
 
 // target is one opened destination.
@@ -89,7 +95,7 @@ type target struct {
 
 // New returns a File output with Telegraf's defaults: line protocol to stdout.
 func New() *File {
-	return &File{Files: []string{"stdout"}, DataFormat: "influx", RotationMaxArchives: 5}
+	return &File{Files: []string{"stdout"}, DataFormat: "influx", RotationMaxArchives: 5, CompressionLevel: -1}
 }
 
 // SetPrecision sets the agent's precision; see the Precision field.
@@ -125,8 +131,12 @@ func (f *File) Validate() error {
 	if f.RotationMaxArchives < -1 {
 		errs = append(errs, morse.Errorf("rotation_max_archives", "must be -1 (keep all) or more, got %d", f.RotationMaxArchives))
 	}
-	if f.CompressionAlgorithm != "" {
-		errs = append(errs, morse.Errorf("compression_algorithm", "compression is not supported; leave it empty (got %q)", f.CompressionAlgorithm))
+	if _, err := newEncoder(f.CompressionAlgorithm, f.CompressionLevel); err != nil {
+		key := "compression_level"
+		if f.CompressionLevel < 0 {
+			key = "compression_algorithm"
+		}
+		errs = append(errs, morse.Errorf(key, "%v", err))
 	}
 	return errors.Join(errs...)
 }
@@ -138,6 +148,11 @@ func (f *File) Connect(ctx context.Context) error {
 	defer f.mu.Unlock()
 	f.closeLocked()
 	f.ser = influx.New(influx.Options{UintSupport: f.InfluxUintSupport, MaxLineBytes: f.InfluxMaxLineBytes})
+	enc, err := newEncoder(f.CompressionAlgorithm, f.CompressionLevel)
+	if err != nil {
+		return err
+	}
+	f.enc = enc
 	for _, name := range f.Files {
 		t, err := f.open(name)
 		if err != nil {
@@ -195,6 +210,13 @@ func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
 		}
 	}
 	f.buf = buf
+	if len(buf) > 0 && f.enc != nil {
+		f.zbuf.Reset()
+		if err := f.enc.encode(&f.zbuf, buf); err != nil {
+			return fmt.Errorf("file: compressing: %w", err)
+		}
+		buf = f.zbuf.Bytes()
+	}
 	if len(buf) > 0 {
 		var errs []error
 		for _, t := range f.writers {

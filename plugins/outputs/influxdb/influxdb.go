@@ -71,6 +71,7 @@ type InfluxDB struct {
 	SkipDatabaseCreation      bool              `toml:"skip_database_creation"`
 	InfluxUintSupport         bool              `toml:"influx_uint_support"`
 	InfluxOmitTimestamp       bool              `toml:"influx_omit_timestamp"`
+	LocalAddress              string            `toml:"local_address"` // bind connections to this IP (and port)
 	TLSOptions
 
 	// Accepted so that Telegraf configs keep loading: Telegraf itself ignores precision,
@@ -160,6 +161,9 @@ func (o *InfluxDB) Validate() error {
 			errs = append(errs, morse.Errorf("urls", "entry %d: %v", i+1, err))
 		}
 	}
+	if _, err := localTCPAddr(o.LocalAddress); err != nil {
+		errs = append(errs, morse.Errorf("local_address", "%v", err))
+	}
 	if o.Database == "" {
 		// Also with database_tag: it is where metrics without the tag go.
 		errs = append(errs, morse.Errorf("database", "must not be empty"))
@@ -244,6 +248,11 @@ func (o *InfluxDB) setup() error {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsCfg
+	if local, err := localTCPAddr(o.LocalAddress); err != nil {
+		return morse.Errorf("local_address", "%v", err)
+	} else if local != nil {
+		tr.DialContext = localDialer(local).DialContext
+	}
 	if o.HTTPProxy != "" {
 		p, err := url.Parse(o.HTTPProxy)
 		if err != nil {
