@@ -18,10 +18,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -81,11 +81,11 @@ type InfluxDB struct {
 
 	// mu guards setup: the client, the targets and the serializer are built under it and
 	// only read by writes afterwards.
-	mu      sync.Mutex
-	client  *http.Client
-	targets []target // parsed URLs, in order
-	ser     *influx.Serializer
-	current atomic.Int32 // the target that answered last; writes start there
+	mu       sync.Mutex
+	client   *http.Client
+	targets  []target // parsed URLs, in order
+	ser      *influx.Serializer
+	failover httpwrite.Failover // writes start at the target that answered last
 
 	// dbMu guards the bookkeeping of database creation, which concurrent writes share.
 	dbMu    sync.Mutex
@@ -259,7 +259,7 @@ func (o *InfluxDB) setup() error {
 		w := u.JoinPath("write")
 		o.targets = append(o.targets, target{base: u, write: redactURL(w)})
 	}
-	o.current.Store(0)
+	o.failover.Reset()
 	o.ser = influx.New(influx.Options{UintSupport: o.InfluxUintSupport})
 	o.dbMu.Lock()
 	o.created = map[string]bool{}

@@ -1,0 +1,101 @@
+package tally
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+)
+
+func TestTally(t *testing.T) {
+	perm := func(reason string) error { return morse.Permanent(reason, errors.New(reason)) }
+	part := func(reason string, n int) error {
+		return &morse.PartialWriteError{Dropped: n, Reason: reason, Err: errors.New(reason)}
+	}
+	type piece struct {
+		err error
+		n   int
+	}
+	for _, tc := range []struct {
+		name    string
+		pieces  []piece
+		n       int
+		dropped int
+		written int
+		reason  string
+		whole   bool // the piece's own error comes back
+	}{
+		{"all stored", []piece{{nil, 5}, {nil, 5}}, 10, 0, 0, "", false},
+		{"one piece, whole batch", []piece{{perm("x"), 10}}, 10, 10, 0, "x", true},
+		{"one partial, whole batch", []piece{{part("p", 2), 10}}, 10, 2, 0, "p", true},
+		{"one piece of two", []piece{{nil, 6}, {perm("x"), 4}}, 10, 4, 6, "x", false},
+		{"most wins", []piece{{perm("a"), 2}, {part("b", 3), 8}}, 10, 5, 5, "b", false},
+		{"tie takes the first name", []piece{{perm("b"), 2}, {perm("a"), 2}, {nil, 6}}, 10, 4, 6, "a", false},
+		{"retryable ignored", []piece{{morse.Retryable(errors.New("r"), 0), 5}, {perm("x"), 5}}, 10, 5, 5, "x", false},
+		{"partial capped at its piece", []piece{{part("p", 99), 3}, {nil, 7}}, 10, 3, 7, "p", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl Tally
+			for _, p := range tc.pieces {
+				tl.Add(p.err, p.n)
+			}
+			require.Equal(t, tc.dropped, tl.Dropped())
+			err := tl.Err(tc.n)
+			if tc.dropped == 0 {
+				require.NoError(t, err)
+				return
+			}
+			if tc.whole {
+				require.Same(t, tc.pieces[0].err, err)
+				return
+			}
+			var pw *morse.PartialWriteError
+			require.True(t, errors.As(err, &pw), "%v", err)
+			require.Equal(t, tc.dropped, pw.Dropped)
+			require.Equal(t, tc.written, pw.Written)
+			require.Equal(t, tc.reason, pw.Reason)
+		})
+	}
+}
+
+// A batch split twice reads as one list of the servers' errors, not nested partial writes.
+func TestTallyFlattens(t *testing.T) {
+	var inner Tally
+	inner.Add(morse.Permanent("a", errors.New("first")), 1)
+	inner.Add(morse.Permanent("a", errors.New("second")), 1)
+	var outer Tally
+	outer.Add(inner.Err(4), 4)
+	outer.Add(morse.Permanent("b", errors.New("third")), 1)
+	err := outer.Err(5)
+	require.Equal(t, "partial write: 2 written, 3 dropped (a): first\nsecond\nthird", fmt.Sprint(err))
+}
+
+// Halves writes both halves in order and adds them up; a retryable half stops at once.
+func TestHalves(t *testing.T) {
+	batch := make([]morse.Metric, 5)
+	var sizes []int
+	err := Halves(batch, func(half []morse.Metric) error {
+		sizes = append(sizes, len(half))
+		if len(sizes) == 2 {
+			return morse.Permanent("x", errors.New("second half"))
+		}
+		return nil
+	})
+	require.Equal(t, []int{2, 3}, sizes)
+	var pw *morse.PartialWriteError
+	require.True(t, errors.As(err, &pw), "%v", err)
+	require.Equal(t, 3, pw.Dropped)
+	require.Equal(t, 2, pw.Written)
+
+	sizes = nil
+	retry := morse.Retryable(errors.New("busy"), 0)
+	err = Halves(batch, func(half []morse.Metric) error {
+		sizes = append(sizes, len(half))
+		return retry
+	})
+	require.Same(t, retry, err)
+	require.Equal(t, []int{2}, sizes, "the second half is not written")
+}
