@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -278,6 +279,27 @@ func (v *VictoriaMetrics) ExportSamples(t testing.TB, match string, n int, timeo
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// VMSamples renders series as sorted lines `name{k=v,...} value@ms`, labels
+// sorted, so that a test compares what was stored with one require.Equal.
+func VMSamples(series []VMSeries) []string {
+	var out []string
+	for _, s := range series {
+		var labels []string
+		for k, v := range s.Metric {
+			if k != "__name__" {
+				labels = append(labels, k+"="+v)
+			}
+		}
+		sort.Strings(labels)
+		for i, val := range s.Values {
+			out = append(out, fmt.Sprintf("%s{%s} %s@%d", s.Metric["__name__"], strings.Join(labels, ","),
+				strconv.FormatFloat(val, 'g', -1, 64), s.Timestamps[i]))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func samples(series []VMSeries) int {

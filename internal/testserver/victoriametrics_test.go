@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -22,25 +21,6 @@ func postLines(t *testing.T, v *VictoriaMetrics, body string) int {
 	return resp.StatusCode
 }
 
-// exported renders series as sorted "name{k=v,...} value@ms" lines.
-func exported(series []VMSeries) []string {
-	var out []string
-	for _, s := range series {
-		var labels []string
-		for k, v := range s.Metric {
-			if k != "__name__" {
-				labels = append(labels, k+"="+v)
-			}
-		}
-		sort.Strings(labels)
-		for i, val := range s.Values {
-			out = append(out, fmt.Sprintf("%s{%s} %g@%d", s.Metric["__name__"], strings.Join(labels, ","), val, s.Timestamps[i]))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // TestVictoriaMetricsQuirks pins down what the harness's documentation says
 // VictoriaMetrics 1.79.5 does with line protocol on /api/v2/write.
 func TestVictoriaMetricsQuirks(t *testing.T) {
@@ -54,7 +34,7 @@ func TestVictoriaMetricsQuirks(t *testing.T) {
 		"n v=abc %d\n", ns, old, ns)
 	require.Equal(t, http.StatusNoContent, postLines(t, v, body), "VictoriaMetrics answers 204 whatever the lines hold")
 
-	got := exported(v.ExportSamples(t, `{__name__=~".+"}`, 6, 20*time.Second))
+	got := VMSamples(v.ExportSamples(t, `{__name__=~".+"}`, 6, 20*time.Second))
 	require.Equal(t, []string{
 		fmt.Sprintf("m_b{host=a} 1@%d", ms),
 		fmt.Sprintf("m_f{host=a} 1.5@%d", ms),
