@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestRegistered(t *testing.T) {
@@ -42,22 +42,10 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, o.Validate(), "the defaults are valid: VictoriaMetrics needs no bucket")
 }
 
-type outputsTable struct {
-	Outputs struct {
-		V2 []*InfluxDBv2 `toml:"influxdb_v2"`
-	} `toml:"outputs"`
-}
-
 // decode reads a config text into an output, refusing unknown keys as morse's loader does.
 func decode(t *testing.T, text string) *InfluxDBv2 {
 	t.Helper()
-	var cfg outputsTable
-	cfg.Outputs.V2 = []*InfluxDBv2{New()}
-	md, err := toml.Decode(text, &cfg)
-	require.NoError(t, err)
-	require.Empty(t, md.Undecoded(), "every key must be known")
-	require.Len(t, cfg.Outputs.V2, 1)
-	return cfg.Outputs.V2[0]
+	return testutil.DecodeTable(t, text, "outputs", "influxdb_v2", New())
 }
 
 // TestSampleConfig decodes the sample, then the sample with every option uncommented.

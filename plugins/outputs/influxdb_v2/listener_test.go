@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	influxdblistener "github.com/morse-agent/morse/plugins/inputs/influxdb_listener"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
 // startListener runs morse's own influxdb_listener on a free loopback port with a test
@@ -31,20 +31,6 @@ func startListener(t *testing.T, mods ...func(*influxdblistener.InfluxDBListener
 	require.NoError(t, l.Start(context.Background(), acc))
 	t.Cleanup(l.Stop)
 	return "http://" + l.Addr().String(), acc
-}
-
-// typed renders metrics as line protocol with unsigned integers marked, so that a
-// comparison checks names, tags, every field's type and value, and times.
-func typed(t *testing.T, ms []morse.Metric) []string {
-	t.Helper()
-	ser := influx.New(influx.Options{UintSupport: true})
-	out := make([]string, 0, len(ms))
-	for _, m := range ms {
-		b, err := ser.AppendMetric(nil, m.Expanded())
-		require.NoError(t, err)
-		out = append(out, string(b))
-	}
-	return out
 }
 
 // listenerBatch is a batch with every field type, escapes in names, tags and strings, and
@@ -88,7 +74,7 @@ func TestListener(t *testing.T) {
 					want[i] = m.WithField("u", morse.Int(int64(u.Uint()))).WithField("big", morse.Int(math.MaxInt64))
 				}
 			}
-			require.Equal(t, typed(t, want), typed(t, acc.Metrics()))
+			require.Equal(t, listenertest.Canon(want), listenertest.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -108,10 +94,10 @@ func TestListenerLineMetrics(t *testing.T) {
 	require.NoError(t, o.Write(ctxT(t), batch))
 	require.NoError(t, acc.Wait(ctxT(t), 3))
 	require.Equal(t, []string{
-		"m,t=a v=1i,s=\"x y\" 1700000000000000000\n",
-		"m,t=b v=2i 1700000000000000000\n",
-		"m,t=c v=3i 1700000000000000000\n", // without influx_uint_support, as signed
-	}, typed(t, acc.Metrics()))
+		`m,t=a v=integer:1,s=string:"x y" 1700000000000000000`,
+		"m,t=b v=integer:2 1700000000000000000",
+		"m,t=c v=integer:3 1700000000000000000", // without influx_uint_support, as signed
+	}, listenertest.Canon(acc.Metrics()))
 }
 
 // TestListenerBucketRouting routes by bucket_tag; the listener tags each metric with the
