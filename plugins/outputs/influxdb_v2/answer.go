@@ -69,6 +69,9 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 		return a
 	}
 	a.msg = clip(string(b))
+	// InfluxDB 2 also names the code in a header (kit/transport/http/error_handler.go),
+	// which counts when the body could not be read as JSON.
+	a.code = header.Get("X-Platform-Error-Code")
 	return a
 }
 

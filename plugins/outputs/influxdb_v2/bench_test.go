@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -106,4 +107,47 @@ func BenchmarkGzipVsInfluxDB(b *testing.B) {
 			})
 		}
 	}
+}
+
+// threadCPU is the CPU time of the calling OS thread (Linux's RUSAGE_THREAD).
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkGzipVsInfluxDBInterleaved is the same comparison made as A/B on a shared
+// machine: each iteration writes the batch with outputs.influxdb, then with
+// outputs.influxdb_v2, on one locked OS thread, and charges each output the CPU time that
+// thread spent in its Write (serialization, gzip and the request, not the server's share).
+// Other tenants slow both alike, so the ratio is steadier than two separate runs.
+func BenchmarkGzipVsInfluxDBInterleaved(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	batch := benchBatch()
+	discard, _ := benchSinks[1].handler()
+	srv := httptest.NewServer(discard)
+	defer srv.Close()
+	v1 := benchOutputs[0].make(b, srv.URL)
+	v2 := benchOutputs[1].make(b, srv.URL)
+	defer v1.Close()
+	defer v2.Close()
+	ctx := context.Background()
+	var spent [2]time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, o := range []morse.Output{v1, v2} {
+			start := threadCPU()
+			if err := o.Write(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += threadCPU() - start
+		}
+	}
+	lines := float64(b.N * len(batch))
+	b.ReportMetric(float64(spent[0].Nanoseconds())/lines, "v1-cpu-ns/line")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/lines, "v2-cpu-ns/line")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "v2/v1")
 }

@@ -94,6 +94,7 @@ var classifyCases = []struct {
 	{"1.8 partial without a count", 400, nil, `{"error":"partial write: something"}`, verdict{outcome: morse.OutcomeDropped, reason: ReasonPartialWrite, split: true}},
 
 	{"a proxy's 404 page", 404, nil, "404 page not found", retryV(0)},
+	{"2.x code in the header only", 404, []string{"X-Platform-Error-Code", "not found"}, "", permV(ReasonNotFound)},
 	{"a proxy's 400 page", 400, nil, "<html>Bad Request</html>", retryV(0)},
 	{"405", 405, nil, `{"code":"method not allowed","message":"x"}`, retryV(0)},
 	{"502 from a proxy", 502, nil, "Bad Gateway", retryV(0)},
