@@ -113,21 +113,28 @@ func (e *PartialWriteError) Unwrap() error {
 // Split returns how many of a batch of n were written and how many dropped, by the rules
 // above: written plus dropped is always n.
 func (e *PartialWriteError) Split(n int) (written, dropped int) {
+	dropped = e.own()
+	for _, m := range e.More {
+		dropped += m.own()
+	}
+	dropped = min(dropped, n)
 	if len(e.Indices) > 0 {
-		dropped = len(e.Indices)
-		for _, m := range e.More {
-			dropped += len(m.Indices)
-		}
-		dropped = min(dropped, n)
 		return n - dropped, dropped
 	}
-	dropped = min(max(e.Dropped, 0), n)
 	written = n - dropped
 	if e.Written > 0 {
 		written = min(e.Written, written)
 		dropped = n - written
 	}
 	return written, dropped
+}
+
+// own is how many this part dropped, without More.
+func (e *PartialWriteError) own() int {
+	if len(e.Indices) > 0 {
+		return len(e.Indices)
+	}
+	return max(e.Dropped, 0)
 }
 
 // RejectedError reports that the sink refused a whole request for good because of some of

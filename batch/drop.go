@@ -92,20 +92,7 @@ func (d *dropper) settled(batch []morse.Metric, err error) (written int) {
 	case morse.OutcomePartial:
 		pw := asPartial(err)
 		written, dropped := pw.Split(len(batch))
-		if len(pw.Indices) == 0 {
-			d.lose(DropEvent{Reason: reasonOr(pw.Reason), Count: dropped, Metrics: batch, Partial: true, Err: err})
-			return written
-		}
-		// The sink said which metrics it dropped, perhaps under several reasons: one event
-		// per reason, with exactly those metrics.
-		for _, part := range append([]*morse.PartialWriteError{pw}, pw.More...) {
-			ms := pick(batch, part.Indices)
-			ev := DropEvent{Reason: reasonOr(part.Reason), Count: len(ms), Metrics: ms, Err: err}
-			if part.Err != nil {
-				ev.Err = part.Err
-			}
-			d.lose(ev)
-		}
+		d.partial(batch, pw, dropped, err)
 		return written
 	default:
 		d.lose(DropEvent{Reason: reasonOr(permanentReason(err)), Count: len(batch), Metrics: batch, Err: err})
@@ -126,6 +113,33 @@ func permanentReason(err error) string {
 		return pe.Reason
 	}
 	return ""
+}
+
+// partial reports the drops of a partial write, one event per reason. A part that lists its
+// positions reports exactly those metrics; one that gives only a count reports the batch
+// they were among, marked partial. Metrics the sink neither stored nor accounted for go to
+// the first reason.
+func (d *dropper) partial(batch []morse.Metric, pw *morse.PartialWriteError, dropped int, err error) {
+	parts := append([]*morse.PartialWriteError{pw}, pw.More...)
+	counted := 0
+	for i, part := range parts {
+		ev := DropEvent{Reason: reasonOr(part.Reason), Err: err}
+		if part.Err != nil && len(parts) > 1 {
+			ev.Err = part.Err
+		}
+		if len(part.Indices) > 0 {
+			ev.Metrics = pick(batch, part.Indices)
+			ev.Count = len(ev.Metrics)
+		} else {
+			ev.Count, ev.Metrics, ev.Partial = max(part.Dropped, 0), batch, true
+		}
+		if i == len(parts)-1 { // the last part takes what the counts left over, so they add up
+			ev.Count = dropped - counted
+		}
+		ev.Count = min(ev.Count, dropped-counted)
+		counted += ev.Count
+		d.lose(ev)
+	}
 }
 
 // pick returns the metrics of batch at the given positions, ignoring any out of range.

@@ -41,16 +41,16 @@ func (o *ServerTLS) ValidateTLS() error {
 	if len(o.AllowedCACerts) > 0 && o.Cert == "" {
 		errs = append(errs, morse.Errorf("tls_allowed_cacerts", "mutual TLS needs the server's own tls_cert and tls_key"))
 	}
-	if _, err := minVersion(o.MinVersion); err != nil {
+	if _, err := MinTLSVersion(o.MinVersion); err != nil {
 		errs = append(errs, morse.Errorf("tls_min_version", "%v", err))
 	}
 	return errors.Join(errs...)
 }
 
-// minVersion reads tls_min_version. Versions below 1.2 are refused rather than accepted,
-// because they have known weaknesses and no client that still needs them should be
-// trusted with metrics by default.
-func minVersion(s string) (uint16, error) {
+// MinTLSVersion reads tls_min_version, of a listener or of an output's client. Versions
+// below 1.2 are refused rather than accepted, because they have known weaknesses and no
+// peer that still needs them should be trusted with metrics by default.
+func MinTLSVersion(s string) (uint16, error) {
 	switch strings.ToUpper(strings.ReplaceAll(s, ".", "")) {
 	case "", "TLS12":
 		return tls.VersionTLS12, nil
@@ -71,7 +71,7 @@ func (o *ServerTLS) TLSConfig() (*tls.Config, error) {
 	if err := o.ValidateTLS(); err != nil {
 		return nil, err
 	}
-	version, _ := minVersion(o.MinVersion)
+	version, _ := MinTLSVersion(o.MinVersion)
 	cert, err := tls.LoadX509KeyPair(o.Cert, o.Key)
 	if err != nil {
 		return nil, morse.Errorf("tls_cert", "loading %s and %s: %v", o.Cert, o.Key, err)

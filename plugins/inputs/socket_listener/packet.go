@@ -144,15 +144,15 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 // works too.
 func (srv *packetServer) bind() error {
 	s := srv.sl
-	if s.addr.network == "unixgram" {
-		if err := removeStaleSocket("unixgram", s.addr.addr); err != nil {
+	if s.addr.Network == "unixgram" {
+		if err := removeStaleSocket("unixgram", s.addr.Addr); err != nil {
 			return err
 		}
-		c, err := net.ListenPacket("unixgram", s.addr.addr)
+		c, err := net.ListenPacket("unixgram", s.addr.Addr)
 		if err != nil {
 			return err
 		}
-		srv.conns, srv.path = append(srv.conns, c), s.addr.addr
+		srv.conns, srv.path = append(srv.conns, c), s.addr.Addr
 		return s.chmod()
 	}
 	n := s.receivers()
@@ -160,9 +160,9 @@ func (srv *packetServer) bind() error {
 	if n > 1 {
 		lc.Control = reusePort
 	}
-	addr := s.addr.addr
+	addr := s.addr.Addr
 	for range n {
-		c, err := lc.ListenPacket(context.Background(), s.addr.network, addr)
+		c, err := lc.ListenPacket(context.Background(), s.addr.Network, addr)
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/internal/throttle"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/selfstat"
@@ -92,7 +93,7 @@ type SocketListener struct {
 
 	log    *slog.Logger
 	stats  *selfstat.PluginStats
-	addr   address
+	addr   sockaddr.Address
 	mode   os.FileMode
 	tlsCfg *tls.Config
 	parser influx.Parser
@@ -153,7 +154,7 @@ func (s *SocketListener) SetStats(st *selfstat.PluginStats) { s.stats = st }
 // Validate checks the options without touching the network or any file.
 func (s *SocketListener) Validate() error {
 	var errs []error
-	addr, err := parseAddress(s.ServiceAddress)
+	addr, err := sockaddr.Parse(s.ServiceAddress)
 	if err != nil {
 		errs = append(errs, morse.Errorf("service_address", "%v", err))
 	}
@@ -188,8 +189,8 @@ func (s *SocketListener) Validate() error {
 	}
 	errs = append(errs, s.validateTelegraf()...)
 	errs = append(errs, s.ValidateTLS())
-	if s.TLSEnabled() && err == nil && !addr.stream() {
-		errs = append(errs, morse.Errorf("tls_cert", "TLS works on stream sockets only (tcp:// or unix://), not on %s://", addr.network))
+	if s.TLSEnabled() && err == nil && !addr.Stream() {
+		errs = append(errs, morse.Errorf("tls_cert", "TLS works on stream sockets only (tcp:// or unix://), not on %s://", addr.Network))
 	}
 	return errors.Join(errs...)
 }
@@ -212,7 +213,7 @@ func (s *SocketListener) Init() error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	s.addr, _ = parseAddress(s.ServiceAddress)
+	s.addr, _ = sockaddr.Parse(s.ServiceAddress)
 	s.mode, _ = parseMode(s.SocketMode)
 	cfg, err := s.TLSConfig()
 	if err != nil {
@@ -274,7 +275,7 @@ func (s *SocketListener) Start(_ context.Context, acc morse.Accumulator) error {
 		s.parser.LineMetrics = la.PrefersLines
 	}
 	var err error
-	if s.addr.stream() {
+	if s.addr.Stream() {
 		s.srv, err = s.listenStream(acc)
 	} else {
 		s.srv, err = s.listenPacket(acc)
@@ -283,7 +284,7 @@ func (s *SocketListener) Start(_ context.Context, acc morse.Accumulator) error {
 		s.srv = nil
 		return fmt.Errorf("listening on %s: %w", s.ServiceAddress, err)
 	}
-	s.log.Info("listening", "address", s.srv.addr().String(), "network", s.addr.network, "tls", s.tlsCfg != nil)
+	s.log.Info("listening", "address", s.srv.addr().String(), "network", s.addr.Network, "tls", s.tlsCfg != nil)
 	return nil
 }
 

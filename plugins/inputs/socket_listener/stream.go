@@ -33,12 +33,12 @@ type streamServer struct {
 // listenStream binds the stream socket and starts accepting.
 func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, error) {
 	lc := net.ListenConfig{KeepAlive: s.keepAlive()}
-	if s.addr.network == "unix" {
-		if err := removeStaleSocket(s.addr.network, s.addr.addr); err != nil {
+	if s.addr.Network == "unix" {
+		if err := removeStaleSocket(s.addr.Network, s.addr.Addr); err != nil {
 			return nil, err
 		}
 	}
-	raw, err := lc.Listen(context.Background(), s.addr.network, s.addr.addr)
+	raw, err := lc.Listen(context.Background(), s.addr.Network, s.addr.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +73,10 @@ func (s *SocketListener) keepAlive() time.Duration {
 
 // chmod applies socket_mode to a unix socket.
 func (s *SocketListener) chmod() error {
-	if !s.addr.unix() || s.mode == 0 {
+	if !s.addr.Unix() || s.mode == 0 {
 		return nil
 	}
-	if err := os.Chmod(s.addr.addr, s.mode); err != nil {
+	if err := os.Chmod(s.addr.Addr, s.mode); err != nil {
 		return fmt.Errorf("socket_mode: %w", err)
 	}
 	return nil

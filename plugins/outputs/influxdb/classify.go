@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/httpwrite"
 )
 
 // Drop reasons of this output beyond the shared ones in package morse.
@@ -20,10 +20,6 @@ const (
 	ReasonTooLarge                = "request_too_large"
 	ReasonPartialWrite            = "partial_write" // a partial write whose reason is not known
 )
-
-// maxRetryAfter caps a server's Retry-After, so that a bogus answer cannot park the output
-// for days; the backoff's own cap is a minute, this is generous on purpose.
-const maxRetryAfter = time.Hour
 
 // ServerError is an answer of the server other than success. Every error that Write returns
 // for an answer wraps one, so callers can read the status and the server's own words.
@@ -98,7 +94,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 		return nil
 	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
 		// Before any message test: 401 says "unable to parse authentication credentials".
-		return morse.Retryable(serr, retryAfter(a.header, time.Now()))
+		return morse.Retryable(serr, httpwrite.RetryAfter(a.header, time.Now()))
 	case a.status/100 == 4 && strings.HasPrefix(msg, partialPrefix):
 		return partial(a, serr, batchLen)
 	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix):
@@ -116,7 +112,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	case a.status/100 == 4 && reasonOf(msg) != ReasonPartialWrite:
 		return morse.Permanent(reasonOf(msg), serr)
 	}
-	return morse.Retryable(serr, retryAfter(a.header, time.Now()))
+	return morse.Retryable(serr, httpwrite.RetryAfter(a.header, time.Now()))
 }
 
 // partial builds the error of a partial write. The dropped points are the engine's N plus
@@ -157,19 +153,4 @@ var reasons = []struct{ prefix, reason string }{
 	{"max-values-per-tag limit exceeded", ReasonMaxValuesPerTag},
 	{"max-series-per-database limit exceeded", ReasonMaxSeriesPerDatabase},
 	{"database not found", morse.ReasonDatabaseNotFound},
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date. Zero means none.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		d = time.Duration(min(max(secs, 0), int64(maxRetryAfter/time.Second))) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return min(max(d, 0), maxRetryAfter)
 }

@@ -159,25 +159,3 @@ func TestClassifyManyParseErrors(t *testing.T) {
 	require.Len(t, serr.Message, maxMessage, "only the head of the message is kept")
 	require.True(t, strings.HasPrefix(serr.Message, `partial write: unable to parse 'm,host=a\ b s="x<y",v=1u 1': invalid number`+"\n"))
 }
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		value string
-		want  time.Duration
-	}{
-		{"", 0},
-		{"0", 0},
-		{"-5", 0},
-		{"30", 30 * time.Second},
-		{"999999", maxRetryAfter},
-		{now.Add(time.Minute).Format(http.TimeFormat), time.Minute},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"soon", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.value, func(t *testing.T) {
-			require.Equal(t, tt.want, retryAfter(http.Header{"Retry-After": {tt.value}}, now))
-		})
-	}
-}

@@ -63,7 +63,7 @@ func testFailover(t *testing.T, in *testserver.Influx) {
 	o := connected(t, deadURL(t), "failover", func(o *InfluxDB) { o.URLs = append(o.URLs, in.URL()) })
 	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 2, "v", 2.0)}))
-	require.Equal(t, int32(1), o.current.Load(), "later writes start at the URL that answered")
+	require.Equal(t, 1, o.failover.Current(), "later writes start at the URL that answered")
 	require.Equal(t, []int64{1, 2}, storedTimes(t, in, "failover", "m"))
 }
 

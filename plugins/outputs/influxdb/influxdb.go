@@ -18,11 +18,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
+	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -83,11 +83,11 @@ type InfluxDB struct {
 
 	// mu guards setup: the client, the targets and the serializer are built under it and
 	// only read by writes afterwards.
-	mu      sync.Mutex
-	client  *http.Client
-	targets []target // parsed URLs, in order
-	ser     *influx.Serializer
-	current atomic.Int32 // the target that answered last; writes start there
+	mu       sync.Mutex
+	client   *http.Client
+	targets  []target // parsed URLs, in order
+	ser      *influx.Serializer
+	failover httpwrite.Failover // writes start at the target that answered last
 
 	// dbMu guards the bookkeeping of database creation, which concurrent writes share.
 	dbMu    sync.Mutex
@@ -278,7 +278,7 @@ func (o *InfluxDB) setup() error {
 		o.targets = append(o.targets, target{base: u, write: redactURL(u.JoinPath("write")), query: q,
 			queryURL: redactURL(u.JoinPath("query"))})
 	}
-	o.current.Store(0)
+	o.failover.Reset()
 	o.ser = influx.New(influx.Options{UintSupport: o.InfluxUintSupport})
 	o.dbMu.Lock()
 	o.created = map[string]bool{}

@@ -2,28 +2,22 @@ package influxdb
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/internal/route"
+	"github.com/morse-agent/morse/internal/tally"
 )
 
 // routeKey is where a group of metrics goes.
 type routeKey struct{ db, rp string }
-
-// group is the metrics of one batch that go to one database and retention policy.
-type group struct {
-	key     routeKey
-	metrics []morse.Metric
-	idx     []int // the metrics' positions in the batch
-}
 
 // Write sends the batch, one request per database and retention policy, and returns nil, a
 // *morse.PartialWriteError with the exact number of dropped metrics, an error wrapping a
@@ -52,16 +46,16 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
-	var t tally
-	defer s.releaseGroups()
+	var t tally.Tally
+	defer s.groups.Reset()
 	for _, g := range o.route(s, batch) {
-		err := o.writeTo(ctx, s, g.key, g.metrics)
+		err := o.writeTo(ctx, s, g.Key, g.Metrics)
 		if morse.Classify(err) == morse.OutcomeRetry {
 			return err
 		}
-		t.addAt(err, g.idx)
+		t.AddAt(err, g.Positions)
 	}
-	return t.err(len(batch))
+	return t.Err(len(batch))
 }
 
 // WriteTimeout tells the batch writer to bound each write attempt by the timeout option, so
@@ -81,25 +75,22 @@ func (o *InfluxDB) MaxConcurrentWrites() int { return concurrentWrites }
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
 // form, and the groups of a routed batch. It is reused through the output's pool.
 type writeScratch struct {
-	buf      []byte
-	zbuf     []byte
-	groups   []group
-	groupIdx map[routeKey]int
+	body   httpwrite.Body
+	groups route.Groups[routeKey]
 }
 
 func (o *InfluxDB) getScratch() *writeScratch {
 	if s, ok := o.scratch.Get().(*writeScratch); ok {
 		return s
 	}
-	return &writeScratch{groupIdx: map[routeKey]int{}}
+	return &writeScratch{}
 }
 
 // route splits the batch by the database and retention policy tags, keeping the order of
 // the batch within each group. The groups and their slices are reused between writes.
-func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
-	s.releaseGroups()
-	clear(s.groupIdx)
-	for pos, m := range batch {
+func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []route.Group[routeKey] {
+	s.groups.Reset()
+	for _, m := range batch {
 		key := routeKey{o.Database, o.RetentionPolicy}
 		if o.DatabaseTag != "" {
 			if v, ok := m.Tag(o.DatabaseTag); ok && v != "" {
@@ -111,32 +102,9 @@ func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []group {
 				key.rp = v
 			}
 		}
-		i, ok := s.groupIdx[key]
-		if !ok {
-			i = len(s.groups)
-			s.groupIdx[key] = i
-			if i < cap(s.groups) {
-				s.groups = s.groups[:i+1]
-				s.groups[i].key = key
-			} else {
-				s.groups = append(s.groups, group{key: key})
-			}
-		}
-		s.groups[i].metrics = append(s.groups[i].metrics, m)
-		s.groups[i].idx = append(s.groups[i].idx, pos)
+		s.groups.Add(key, m)
 	}
-	return s.groups
-}
-
-// releaseGroups empties the groups, keeping their storage but not the metrics: the batch
-// belongs to the agent once Write returns.
-func (s *writeScratch) releaseGroups() {
-	for i := range s.groups {
-		clear(s.groups[i].metrics)
-		s.groups[i].metrics = s.groups[i].metrics[:0]
-		s.groups[i].idx = s.groups[i].idx[:0]
-	}
-	s.groups = s.groups[:0]
+	return s.groups.List()
 }
 
 // writeTo writes metrics to one database and retention policy. A database named by a tag is
@@ -164,10 +132,10 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 		return serErr // nothing could be serialized: a permanent error for the whole batch
 	}
 	lines := len(metrics) - serDropped
-	err := o.post(ctx, key, body, lines, len(s.buf))
+	err := o.post(ctx, key, body, lines, s.body.PlainLen())
 	if mayCreate && !o.SkipDatabaseCreation && isReason(err, morse.ReasonDatabaseNotFound) {
 		if o.ensureDatabase(ctx, key.db) {
-			err = o.post(ctx, key, body, lines, len(s.buf))
+			err = o.post(ctx, key, body, lines, s.body.PlainLen())
 		}
 	}
 	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
@@ -176,25 +144,18 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
 		return err
 	}
-	var t tally
-	t.add(serErr, serDropped)
-	t.add(err, lines)
-	return t.err(len(metrics))
+	var t tally.Tally
+	t.Add(serErr, serDropped)
+	t.Add(err, lines)
+	return t.Err(len(metrics))
 }
 
 // writeHalves writes each half of metrics, for a server that refused them all as too large.
 func (o *InfluxDB) writeHalves(ctx context.Context, s *writeScratch, key routeKey, metrics []morse.Metric) error {
-	h := len(metrics) / 2
 	o.logger().Debug("server refused the request as too large; splitting the batch", "metrics", len(metrics))
-	var t tally
-	for _, half := range [][]morse.Metric{metrics[:h], metrics[h:]} {
-		err := o.writeSplit(ctx, s, key, half, false)
-		if morse.Classify(err) == morse.OutcomeRetry {
-			return err
-		}
-		t.add(err, len(half))
-	}
-	return t.err(len(metrics))
+	return tally.Halves(metrics, func(half []morse.Metric) error {
+		return o.writeSplit(ctx, s, key, half, false)
+	})
 }
 
 func isReason(err error, reason string) bool {
@@ -202,33 +163,17 @@ func isReason(err error, reason string) bool {
 	return errors.As(err, &pe) && pe.Reason == reason
 }
 
-// serialize writes metrics as line protocol into the write's buffer, and gzips it into its
-// other buffer when asked to. It returns the body to send, how many metrics could not be
-// written as line protocol, and the first such error.
-func (o *InfluxDB) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
-	buf := s.buf[:0]
-	for _, m := range metrics {
-		var err error
-		if buf, err = o.ser.AppendMetric(buf, o.prepare(m)); err != nil {
-			dropped++
-			if first == nil {
-				first = err
-			}
-		}
-	}
-	s.buf = buf
-	if len(buf) == 0 || o.ContentEncoding != "gzip" {
-		return buf, dropped, first
-	}
-	s.zbuf = gzipAppend(s.zbuf[:0], buf)
-	return s.zbuf, dropped, first
-}
-
 // WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
 // the serializer writes their text. An output that routes or edits metrics by their tags
 // would only expand each one, so it takes them expanded.
 func (o *InfluxDB) WritesLines() bool {
 	return o.DatabaseTag == "" && o.RetentionPolicyTag == ""
+}
+
+// serialize writes metrics as line protocol into the write's buffers, gzipped when
+// content_encoding asks for it; see httpwrite.Body.Build.
+func (o *InfluxDB) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
+	return s.body.Build(metrics, o.ser.AppendMetric, o.prepare, o.ContentEncoding == "gzip")
 }
 
 // prepare applies the options that change a metric on its way out. Metric is a value, so
@@ -246,33 +191,6 @@ func (o *InfluxDB) prepare(m morse.Metric) morse.Metric {
 	return m
 }
 
-// gzipWriters are reused: a gzip.Writer holds about 800 KiB of state, far too much to make
-// per request. BestSpeed gets most of the size reduction on line protocol, which repeats
-// itself, for a fraction of the CPU.
-var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return w
-}}
-
-type appendWriter struct{ b []byte }
-
-// Write appends p.
-func (w *appendWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-func gzipAppend(dst, src []byte) []byte {
-	aw := &appendWriter{b: dst}
-	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(aw)
-	_, _ = zw.Write(src) // writes to memory cannot fail
-	_ = zw.Close()
-	zw.Reset(nil)
-	gzipWriters.Put(zw)
-	return aw.b
-}
-
 // post sends one body, trying the URLs in turn on connection failures, starting with the
 // one that answered last. The first URL that answers decides: its answer is classified, and
 // the other URLs are not tried, because a partial write must not be repeated elsewhere.
@@ -287,25 +205,19 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 		q.Set("consistency", o.WriteConsistency)
 	}
 	rawQuery := q.Encode()
-	var errs []error
-	current := int(o.current.Load())
-	for i := range o.targets {
-		idx := (current + i) % len(o.targets)
-		t := o.targets[idx]
-		a, err := o.send(ctx, t, rawQuery, body, plainLen)
-		if err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if idx != current && o.current.CompareAndSwap(int32(current), int32(idx)) {
-			o.logger().Info("writing to another URL after a connection failure", "url", t.write, "error", errors.Join(errs...))
-		}
-		return classifyAnswer(a, t.write, lines)
+	var a answer
+	idx, failed := o.failover.Do(ctx, len(o.targets), func(i int) error {
+		var err error
+		a, err = o.send(ctx, o.targets[i], rawQuery, body, plainLen)
+		return err
+	})
+	if idx < 0 {
+		return morse.Retryable(fmt.Errorf("influxdb: no URL answered: %w", failed), 0)
 	}
-	return morse.Retryable(fmt.Errorf("influxdb: no URL answered: %w", errors.Join(errs...)), 0)
+	if failed != nil {
+		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].write, "error", failed)
+	}
+	return classifyAnswer(a, o.targets[idx].write, lines)
 }
 
 // send makes one request and reads its answer. Its error is a transport error: refused,

@@ -1,0 +1,60 @@
+// Package route splits a batch into groups by a key (a database, a bucket), keeping the
+// batch's order within each group, for outputs that send one request per group. The groups
+// and their slices are reused from one batch to the next.
+package route
+
+import "github.com/morse-agent/morse"
+
+// Group is the metrics of one batch that share a key, in the order of the batch.
+type Group[K comparable] struct {
+	Key     K
+	Metrics []morse.Metric
+	// Positions are the metrics' positions in the batch, for an exact report of what a
+	// refused group dropped.
+	Positions []int
+}
+
+// Groups collects the groups of one batch. The zero value is ready.
+type Groups[K comparable] struct {
+	list []Group[K]
+	idx  map[K]int
+	n    int // metrics added since Reset: the position of the next one
+}
+
+// Add appends m, the batch's next metric, to the group of key, making the group on first
+// use. Every metric of the batch is added once, in order, so each knows its position.
+func (g *Groups[K]) Add(key K, m morse.Metric) {
+	if g.idx == nil {
+		g.idx = map[K]int{}
+	}
+	i, ok := g.idx[key]
+	if !ok {
+		i = len(g.list)
+		g.idx[key] = i
+		if i < cap(g.list) {
+			g.list = g.list[:i+1]
+			g.list[i].Key = key
+		} else {
+			g.list = append(g.list, Group[K]{Key: key})
+		}
+	}
+	g.list[i].Metrics = append(g.list[i].Metrics, m)
+	g.list[i].Positions = append(g.list[i].Positions, g.n)
+	g.n++
+}
+
+// List returns the groups in the order their keys first appeared.
+func (g *Groups[K]) List() []Group[K] { return g.list }
+
+// Reset empties the groups, keeping their storage but not the metrics: a batch belongs to
+// the agent once Write returns.
+func (g *Groups[K]) Reset() {
+	for i := range g.list {
+		clear(g.list[i].Metrics)
+		g.list[i].Metrics = g.list[i].Metrics[:0]
+		g.list[i].Positions = g.list[i].Positions[:0]
+	}
+	g.list = g.list[:0]
+	g.n = 0
+	clear(g.idx)
+}

@@ -1,0 +1,181 @@
+// Package tally adds up the outcomes of the pieces of one batch: an output that splits a
+// batch into several requests (one per database or bucket, or halves of a request the
+// server found too large) reports one result for the batch, with exact counts.
+package tally
+
+import (
+	"errors"
+
+	"github.com/morse-agent/morse"
+)
+
+// Tally books the outcome of each piece. The zero value is ready. A retryable outcome is
+// never booked: the caller returns it for the whole batch at once.
+//
+// Drops are kept by reason, so a batch whose pieces were refused for different reasons is
+// reported with one part per reason (morse.PartialWriteError.More), each counted exactly.
+// Where every drop of a reason was of whole pieces at known positions (AddAt), that part
+// lists the positions, and the batch writer reports exactly those metrics.
+type Tally struct {
+	parts  []*part // by reason, in the order first seen
+	errs   []error
+	whole  error // the only error, when it covered its whole piece
+	pieceN int
+}
+
+// part is the drops of one reason.
+type part struct {
+	reason  string
+	dropped int
+	idx     []int
+	inexact bool // some drops of this reason are at unknown positions
+}
+
+// Add books the outcome of one piece of n metrics at unknown positions: nil, a partial
+// write or a permanent error. A retryable error is ignored.
+func (t *Tally) Add(err error, n int) { t.add(err, n, nil) }
+
+// AddAt books the outcome of the piece at positions idx of the batch, such as the group of a
+// routed batch. A piece refused as a whole drops exactly those metrics; a partial write
+// within it drops the positions it lists, or unknown ones.
+func (t *Tally) AddAt(err error, idx []int) { t.add(err, len(idx), idx) }
+
+func (t *Tally) add(err error, n int, idx []int) {
+	if err == nil || n == 0 {
+		return
+	}
+	switch morse.Classify(err) {
+	case morse.OutcomePartial:
+		pw, _ := errors.AsType[*morse.PartialWriteError](err)
+		for _, p := range append([]*morse.PartialWriteError{pw}, pw.More...) {
+			switch {
+			case len(p.Indices) > 0 && idx != nil:
+				t.book(p.Reason, len(p.Indices), pick(idx, p.Indices))
+			default:
+				t.book(p.Reason, min(max(p.Dropped, len(p.Indices)), n), nil)
+			}
+		}
+	case morse.OutcomeDropped:
+		pe, _ := errors.AsType[*morse.PermanentError](err)
+		t.book(pe.Reason, n, idx)
+	default:
+		return
+	}
+	t.errs = append(t.errs, leaves(err)...)
+	t.whole, t.pieceN = err, n
+}
+
+// book adds n drops of reason, at positions idx when they are known (nil when not).
+func (t *Tally) book(reason string, n int, idx []int) {
+	var p *part
+	for _, q := range t.parts {
+		if q.reason == reason {
+			p = q
+		}
+	}
+	if p == nil {
+		p = &part{reason: reason}
+		t.parts = append(t.parts, p)
+	}
+	p.dropped += n
+	if idx == nil {
+		p.inexact = true
+	} else {
+		p.idx = append(p.idx, idx...)
+	}
+}
+
+func pick(idx, at []int) []int {
+	out := make([]int, 0, len(at))
+	for _, i := range at {
+		if i >= 0 && i < len(idx) {
+			out = append(out, idx[i])
+		}
+	}
+	return out
+}
+
+// Dropped is how many metrics the pieces booked so far dropped.
+func (t *Tally) Dropped() int {
+	n := 0
+	for _, p := range t.parts {
+		n += p.dropped
+	}
+	return n
+}
+
+// leaves unwraps the errors that a Tally made, so that a batch split several times does not
+// read "partial write: partial write: ...".
+func leaves(err error) []error {
+	var pw *morse.PartialWriteError
+	if errors.As(err, &pw) && pw.Err != nil {
+		if joined, ok := pw.Err.(interface{ Unwrap() []error }); ok {
+			return joined.Unwrap()
+		}
+	}
+	return []error{err}
+}
+
+// Err is the outcome of the whole batch of n metrics: nil when nothing was dropped; the
+// piece's own error when a single piece covered the whole batch; otherwise a partial write
+// with one part per reason. Positions are given only when every part knows all of its own,
+// since the batch writer reads them for the whole write.
+func (t *Tally) Err(n int) error {
+	dropped := t.Dropped()
+	switch {
+	case dropped == 0:
+		return nil
+	case len(t.errs) == 1 && t.pieceN == n:
+		return t.whole
+	}
+	exact := true
+	for _, p := range t.parts {
+		exact = exact && !p.inexact
+	}
+	var head *morse.PartialWriteError
+	for _, p := range t.parts {
+		pw := &morse.PartialWriteError{Dropped: p.dropped, Reason: p.reason}
+		if exact {
+			pw.Indices = p.idx
+		}
+		if head == nil {
+			head = pw
+			continue
+		}
+		head.More = append(head.More, pw)
+	}
+	head.Err = errors.Join(t.errs...)
+	head.Written = max(0, n-dropped)
+	return head
+}
+
+// Each writes every piece with write, in order, and adds up the outcomes: a retryable
+// outcome of any piece is returned at once, for the whole batch, as it is.
+func Each(pieces [][]morse.Metric, write func([]morse.Metric) error) error {
+	var t Tally
+	n := 0
+	for _, p := range pieces {
+		err := write(p)
+		if morse.Classify(err) == morse.OutcomeRetry {
+			return err
+		}
+		t.AddAt(err, span(n, len(p)))
+		n += len(p)
+	}
+	return t.Err(n)
+}
+
+// span is the positions from..from+n.
+func span(from, n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = from + i
+	}
+	return idx
+}
+
+// Halves is Each for the two halves of metrics, for a server that refused them all at once.
+func Halves(metrics []morse.Metric, write func([]morse.Metric) error) error {
+	h := len(metrics) / 2
+	return Each([][]morse.Metric{metrics[:h], metrics[h:]}, write)
+}

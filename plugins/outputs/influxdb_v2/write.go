@@ -1,0 +1,226 @@
+package influxdbv2
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/internal/route"
+	"github.com/morse-agent/morse/internal/tally"
+)
+
+// Write sends the batch, one request per bucket, and returns nil, a
+// *morse.PartialWriteError with the exact number of dropped metrics, an error wrapping a
+// *morse.PermanentError, or a retryable error; see classify.
+//
+// When one bucket's request must be retried, the whole batch is, and the buckets that had
+// succeeded are written again: a point with the same series and time is stored once, so
+// this only rewrites the same values. A bucket that fails for good is counted exactly and
+// does not hold the others back.
+//
+// Write is safe for concurrent use: each call has buffers of its own.
+func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
+	o.mu.Lock()
+	if !o.ready {
+		if err := o.setup(); err != nil {
+			o.mu.Unlock()
+			return err
+		}
+	}
+	o.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	s := o.getScratch()
+	defer o.scratch.Put(s)
+	if o.BucketTag == "" {
+		return o.writeBucket(ctx, s, o.Bucket, batch)
+	}
+	var t tally.Tally
+	defer s.groups.Reset()
+	for _, g := range o.route(s, batch) {
+		err := o.writeBucket(ctx, s, g.Key, g.Metrics)
+		if morse.Classify(err) == morse.OutcomeRetry {
+			return err
+		}
+		t.AddAt(err, g.Positions)
+	}
+	return t.Err(len(batch))
+}
+
+// writeScratch is what one write in flight needs of its own: the request body, its gzip
+// form, and the groups of a routed batch. It is reused through the output's pool.
+type writeScratch struct {
+	body   httpwrite.Body
+	groups route.Groups[string]
+}
+
+func (o *InfluxDBv2) getScratch() *writeScratch {
+	if s, ok := o.scratch.Get().(*writeScratch); ok {
+		return s
+	}
+	return &writeScratch{}
+}
+
+// route splits the batch by the bucket tag; metrics without it go to bucket.
+func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []route.Group[string] {
+	s.groups.Reset()
+	for _, m := range batch {
+		bucket := o.Bucket
+		if v, ok := m.Tag(o.BucketTag); ok && v != "" {
+			bucket = v
+		}
+		s.groups.Add(bucket, m)
+	}
+	return s.groups.List()
+}
+
+// search bounds the extra requests spent on one bucket's metrics to find the lines that a
+// server rejected without counting them (see errUncounted). Each split costs two requests.
+type search struct{ left int }
+
+// newSearch allows enough requests to find about eight rejected lines exactly: finding one
+// costs two requests per halving, so 2·log2(n) of them.
+func newSearch(n int) *search { return &search{left: 16 * bits.Len(uint(n))} }
+
+func (s *search) take() bool {
+	if s.left < 2 {
+		return false
+	}
+	s.left -= 2
+	return true
+}
+
+// writeBucket writes metrics to one bucket.
+func (o *InfluxDBv2) writeBucket(ctx context.Context, s *writeScratch, bucket string, metrics []morse.Metric) error {
+	return o.writePiece(ctx, s, newSearch(len(metrics)), bucket, metrics)
+}
+
+// writePiece serializes and posts metrics. Two answers make it write the halves instead:
+// 413, because the same request would never be accepted however often it were retried, and
+// a partial write whose rejected lines the server did not count (InfluxDB 3.5 and later on
+// /api/v2/write), because the drops must be counted exactly: halves are written until each
+// piece is stored whole or is a single rejected line. Lines already stored are only
+// rewritten with the same values.
+func (o *InfluxDBv2) writePiece(ctx context.Context, s *writeScratch, sr *search, bucket string, metrics []morse.Metric) error {
+	body, serDropped, serErr := o.serialize(s, metrics)
+	if len(body) == 0 {
+		return serErr // nothing could be serialized: a permanent error for the whole piece
+	}
+	lines := len(metrics) - serDropped
+	err := o.post(ctx, bucket, body, lines, s.body.PlainLen())
+	switch {
+	case len(metrics) > 1 && errors.Is(err, errTooLarge):
+		o.logger().Debug("server refused the request as too large; writing the halves", "metrics", len(metrics))
+		return o.writeHalves(ctx, s, sr, bucket, metrics)
+	case len(metrics) > 1 && errors.Is(err, errUncounted):
+		if sr.take() {
+			return o.writeHalves(ctx, s, sr, bucket, metrics)
+		}
+		err = &morse.PartialWriteError{Dropped: lines, Reason: ReasonPartialWrite, Err: fmt.Errorf(
+			"the server stored some of these %d lines without saying how many; the search for the rejected ones used up its requests, so all are counted as dropped: %w", lines, err)}
+	}
+	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
+		return err
+	}
+	var t tally.Tally
+	t.Add(serErr, serDropped)
+	t.Add(err, lines)
+	return t.Err(len(metrics))
+}
+
+// writeHalves writes each half of metrics and adds up the outcomes.
+func (o *InfluxDBv2) writeHalves(ctx context.Context, s *writeScratch, sr *search, bucket string, metrics []morse.Metric) error {
+	return tally.Halves(metrics, func(half []morse.Metric) error {
+		return o.writePiece(ctx, s, sr, bucket, half)
+	})
+}
+
+// serialize writes metrics as line protocol into the write's buffers, gzipped when
+// content_encoding asks for it; see httpwrite.Body.Build.
+func (o *InfluxDBv2) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
+	return s.body.Build(metrics, o.ser.AppendMetric, o.prepare, o.ContentEncoding != "identity")
+}
+
+// prepare applies the options that change a metric on its way out. Metric is a value, so
+// this changes only the copy that is written.
+func (o *InfluxDBv2) prepare(m morse.Metric) morse.Metric {
+	if o.ExcludeBucketTag && o.BucketTag != "" {
+		m = m.WithoutTag(o.BucketTag)
+	}
+	if o.omitTimestamp() {
+		m = m.WithTime(time.Time{})
+	}
+	return m
+}
+
+// post sends one body, trying the URLs in turn on connection failures, starting with the
+// one that answered last. The first URL that answers decides: its answer is classified, and
+// the other URLs are not tried, because a partial write must not be repeated elsewhere.
+// plainLen, the size of the body before compression, bounds how much of an error answer is
+// read.
+func (o *InfluxDBv2) post(ctx context.Context, bucket string, body []byte, lines, plainLen int) error {
+	var a answer
+	idx, failed := o.failover.Do(ctx, len(o.targets), func(i int) error {
+		var err error
+		a, err = o.send(ctx, o.targets[i], bucket, body, plainLen)
+		return err
+	})
+	if idx < 0 {
+		return morse.Retryable(fmt.Errorf("influxdb_v2: no URL answered: %w", failed), 0)
+	}
+	if failed != nil {
+		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].name, "error", failed)
+	}
+	return classify(a, o.targets[idx].name, bucket, lines)
+}
+
+// send makes one request and reads its answer. Its error is a transport error: refused,
+// reset, timed out.
+func (o *InfluxDBv2) send(ctx context.Context, t *target, bucket string, body []byte, plainLen int) (answer, error) {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.Timeout))
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	o.setHeaders(req)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	return readAnswer(resp.StatusCode, resp.Header, resp.Body, answerLimit(plainLen)), nil
+}
+
+// setHeaders sets what every request carries: the body's type and encoding, the user agent,
+// JSON answers, the token and the configured headers (which may override the others).
+func (o *InfluxDBv2) setHeaders(req *http.Request) {
+	h := req.Header
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	if o.ContentEncoding != "identity" {
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("User-Agent", o.UserAgent)
+	h.Set("Accept", "application/json")
+	if o.Token != "" {
+		h.Set("Authorization", "Token "+string(o.Token))
+	}
+	for k, v := range o.HTTPHeaders {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		h.Set(k, v)
+	}
+}

@@ -1,0 +1,237 @@
+// Package socketwriter is the outputs.socket_writer plugin: it sends line protocol to a TCP,
+// UDP or unix socket, for anything that reads line protocol from a socket (morse's and
+// Telegraf's socket_listener, InfluxDB's UDP service, QuestDB over TCP). Its options are
+// Telegraf's.
+//
+// A stream (tcp, unix) carries each batch in one write; a datagram (udp, unixgram) carries
+// one metric, as in Telegraf, so a lost datagram loses one metric. A failed write closes the
+// connection and is retryable: the next write connects again and sends the whole batch, so
+// lines that had gone out before the failure are sent twice, which line-protocol databases
+// store once.
+package socketwriter
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/sockaddr"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
+	"github.com/morse-agent/morse/plugins/serializers/influx"
+)
+
+//go:embed sample.conf
+var sampleConfig string
+
+// Description is the one-line summary shown by `morse config`.
+const Description = "Send line protocol to a TCP, UDP or unix socket"
+
+func init() {
+	morse.RegisterOutput(morse.OutputInfo{
+		Name:         "socket_writer",
+		Description:  Description,
+		SampleConfig: sampleConfig,
+		New:          func() morse.Output { return New() },
+	})
+}
+
+// DefaultAddress is Telegraf's example address.
+const DefaultAddress = "tcp://127.0.0.1:8094"
+
+// SocketWriter sends batches to a socket. The TOML keys are Telegraf's, so a Telegraf
+// [[outputs.socket_writer]] table decodes unchanged; sample.conf says what each one does.
+type SocketWriter struct {
+	// Address is where to connect, such as "tcp://127.0.0.1:8094" or "unixgram:///run/x.sock".
+	Address string `toml:"address"`
+	// KeepAlivePeriod is the TCP keep-alive period: unset keeps Go's default, zero turns
+	// keep-alive probes off.
+	KeepAlivePeriod *morse.Duration `toml:"keep_alive_period"`
+	// ContentEncoding is "identity" or "gzip".
+	ContentEncoding string `toml:"content_encoding"`
+	// DataFormat must be "influx" (or empty, meaning the same).
+	DataFormat string `toml:"data_format"`
+	// InfluxUintSupport writes unsigned integers as 42u instead of clamped 42i.
+	InfluxUintSupport bool `toml:"influx_uint_support"`
+	// InfluxOmitTimestamp writes lines without a timestamp.
+	InfluxOmitTimestamp bool `toml:"influx_omit_timestamp"`
+	// InfluxMaxLineBytes splits longer metrics into several lines; 0 means no limit.
+	InfluxMaxLineBytes int `toml:"influx_max_line_bytes"`
+	tlsclient.Config
+
+	log *slog.Logger
+
+	// mu serialises writes, connects and Close: one connection carries one stream.
+	mu   sync.Mutex
+	addr sockaddr.Address
+	ser  *influx.Serializer
+	conn sender // nil when not connected
+}
+
+// New returns an output with Telegraf's defaults.
+func New() *SocketWriter {
+	return &SocketWriter{Address: DefaultAddress, ContentEncoding: "identity", DataFormat: "influx"}
+}
+
+var (
+	_ morse.Output       = (*SocketWriter)(nil)
+	_ morse.Validator    = (*SocketWriter)(nil)
+	_ morse.Initializer  = (*SocketWriter)(nil)
+	_ morse.LoggerSetter = (*SocketWriter)(nil)
+	_ morse.LineWriter   = (*SocketWriter)(nil)
+)
+
+// SetLogger gives the output the engine's logger.
+func (w *SocketWriter) SetLogger(l *slog.Logger) { w.log = l }
+
+func (w *SocketWriter) logger() *slog.Logger {
+	if w.log == nil {
+		return slog.Default().With("output", "socket_writer")
+	}
+	return w.log
+}
+
+// Validate checks the options after decoding, without reading any file.
+func (w *SocketWriter) Validate() error {
+	var errs []error
+	addr, err := sockaddr.Parse(w.Address)
+	if err != nil {
+		errs = append(errs, morse.Errorf("address", "%v", err))
+	}
+	if err == nil && !addr.Stream() && w.Config.Configured() {
+		errs = append(errs, morse.Errorf("tls_ca", "TLS works on stream sockets only (tcp:// or unix://), not on %s://", addr.Network))
+	}
+	switch w.ContentEncoding {
+	case "", "identity", "gzip":
+	default:
+		errs = append(errs, morse.Errorf("content_encoding", "%q: must be \"gzip\" or \"identity\"", w.ContentEncoding))
+	}
+	if w.DataFormat != "" && w.DataFormat != "influx" {
+		errs = append(errs, morse.Errorf("data_format", "%q is not supported: only \"influx\"", w.DataFormat))
+	}
+	if w.KeepAlivePeriod != nil && *w.KeepAlivePeriod < 0 {
+		errs = append(errs, morse.Errorf("keep_alive_period", "must not be negative"))
+	}
+	if w.InfluxMaxLineBytes < 0 {
+		errs = append(errs, morse.Errorf("influx_max_line_bytes", "must not be negative"))
+	}
+	if err := w.Config.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Init checks the options and reads the TLS files, so that one that cannot be read stops
+// the agent at start.
+func (w *SocketWriter) Init() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.setup()
+}
+
+func (w *SocketWriter) setup() error {
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	if _, err := w.Config.TLSConfig(); err != nil {
+		return err
+	}
+	w.addr, _ = sockaddr.Parse(w.Address)
+	w.ser = influx.New(influx.Options{UintSupport: w.InfluxUintSupport, MaxLineBytes: w.InfluxMaxLineBytes})
+	return nil
+}
+
+// Connect connects to the address. An error is retried by the agent, as a write's is.
+func (w *SocketWriter) Connect(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ser == nil {
+		if err := w.setup(); err != nil {
+			return err
+		}
+	}
+	if w.conn != nil {
+		return nil
+	}
+	return w.connect(ctx)
+}
+
+// Write sends the batch. A metric that cannot be serialized, or a datagram too large for the
+// socket, is dropped and counted (a *morse.PartialWriteError); any other failure closes the
+// connection and is retryable.
+func (w *SocketWriter) Write(ctx context.Context, batch []morse.Metric) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ser == nil {
+		if err := w.setup(); err != nil {
+			return err
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if w.conn != nil && w.conn.closedByPeer() {
+		w.logger().Debug("the peer closed the connection; connecting again", "address", w.Address)
+		w.disconnect()
+	}
+	if w.conn == nil {
+		if err := w.connect(ctx); err != nil {
+			return err
+		}
+	}
+	// The write follows the agent's context, within writeTimeout: a peer that stops reading
+	// must not hold the output for ever.
+	deadline := time.Now().Add(writeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	stop := context.AfterFunc(ctx, w.conn.interrupt)
+	defer stop()
+	dropped, err := w.conn.send(w, batch, deadline)
+	if err != nil {
+		w.disconnect()
+		return morse.Retryable(fmt.Errorf("socket_writer %s: %w", w.Address, err), 0)
+	}
+	return dropped.err()
+}
+
+// writeTimeout bounds one batch's write when the agent's context has no earlier deadline.
+// Telegraf has no such bound; without one a peer that stops reading would stall the output.
+const writeTimeout = 30 * time.Second
+
+// WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
+// the serializer writes their text.
+func (w *SocketWriter) WritesLines() bool { return true }
+
+// prepare applies the options that change a metric before it is serialized.
+func (w *SocketWriter) prepare(m morse.Metric) morse.Metric {
+	if w.InfluxOmitTimestamp {
+		m = m.WithTime(time.Time{})
+	}
+	return m
+}
+
+// Close ends the connection; a stream's gzip is finished first, so that the reader sees a
+// whole stream.
+func (w *SocketWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.conn == nil {
+		return nil
+	}
+	err := w.conn.close()
+	w.conn = nil
+	return err
+}
+
+// disconnect drops a connection that failed; its errors say nothing new.
+func (w *SocketWriter) disconnect() {
+	if w.conn != nil {
+		_ = w.conn.close()
+		w.conn = nil
+	}
+}
