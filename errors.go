@@ -17,6 +17,13 @@ const (
 	ReasonSerialize         = "serialize"
 	ReasonPermanent         = "permanent"
 	ReasonShutdown          = "shutdown"
+	// ReasonBufferBytes and ReasonTooOld count the oldest metrics a buffer evicted to stay
+	// within its byte bound (buffer_max_bytes) and its age bound (buffer_max_age).
+	ReasonBufferBytes = "buffer_bytes"
+	ReasonTooOld      = "too_old"
+	// ReasonCorrupt counts metrics a disk buffer found damaged on disk and skipped: by the
+	// count their record's header gives, or one per record whose header is unreadable.
+	ReasonCorrupt = "corrupt"
 )
 
 // PermanentError marks a write that can never succeed: retrying the same batch would fail the
