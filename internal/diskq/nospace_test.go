@@ -3,53 +3,28 @@ package diskq
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/internal/diskq/diskqtest"
 )
 
-// The disk-full tests run in a child process whose file-size limit (RLIMIT_FSIZE) is low:
-// writes past it fail with EFBIG, as writes to a full disk fail with ENOSPC, and the limit
-// can be raised again to stand for space freed. It needs no privileges and no mount.
-const fsizeChildEnv = "DISKQ_FSIZE_CHILD"
-
-// runFsizeChild runs the calling test again in a child process with the environment marker
-// set, and fails if the child fails.
-func runFsizeChild(t *testing.T) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fsizeChildEnv+"="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child: %s", out)
-	require.Contains(t, string(out), "PASS")
-}
-
-// limitFileSize sets the soft file-size limit, ignoring the SIGXFSZ that a write past it
-// would otherwise kill the process with.
-func limitFileSize(t *testing.T, n uint64) {
-	t.Helper()
-	signal.Ignore(syscall.SIGXFSZ)
-	var lim syscall.Rlimit
-	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim))
-	lim.Cur = min(n, lim.Max)
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim))
-}
+// The disk-full tests run in a child process with a low file-size limit: see diskqtest.
 
 const recordOf100 = overhead + 800 // a record of 100 test items
 
 func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
-	dir := os.Getenv(fsizeChildEnv)
+	dir := diskqtest.ChildDir()
 	if dir == "" {
-		runFsizeChild(t)
+		diskqtest.RunChild(t)
 		return
 	}
 	var bad corruptions
 	q, _ := openQueue(t, dir, testOptions(&bad))
-	limitFileSize(t, 4*recordOf100+500)
+	diskqtest.LimitFileSize(t, 4*recordOf100+500)
 	appendRecords(t, q, 0, 4, 100)
 	err := q.Append(100, 0, encodeItems(seq(400, 500)...))
 	require.ErrorIs(t, err, ErrNoSpace)
@@ -60,7 +35,7 @@ func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
 	require.Equal(t, int64(4*recordOf100), st.Size(), "the partial write was cut back")
 	require.Equal(t, 400, q.Len())
 
-	limitFileSize(t, ^uint64(0)) // space frees: the queue resumes by itself
+	diskqtest.LimitFileSize(t, ^uint64(0)) // space frees: the queue resumes by itself
 	appendRecords(t, q, 400, 2, 100)
 	require.NoError(t, q.Close())
 	q2, rec := openQueue(t, dir, testOptions(&bad))
@@ -70,16 +45,16 @@ func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
 }
 
 func TestReleaseOnFullDiskKeepsTheLease(t *testing.T) {
-	dir := os.Getenv(fsizeChildEnv)
+	dir := diskqtest.ChildDir()
 	if dir == "" {
-		runFsizeChild(t)
+		diskqtest.RunChild(t)
 		return
 	}
 	q, _ := openQueue(t, dir, testOptions(nil))
 	appendRecords(t, q, 0, 3, 100)
 	l, _, err := q.PopTail(200)
 	require.NoError(t, err)
-	limitFileSize(t, 4*recordOf100+500)
+	diskqtest.LimitFileSize(t, 4*recordOf100+500)
 	appendRecords(t, q, 300, 3, 100) // the segment holds 4 records now: full
 	err = q.ReleaseLease(l)
 	require.ErrorIs(t, err, ErrNoSpace)
@@ -92,7 +67,7 @@ func TestReleaseOnFullDiskKeepsTheLease(t *testing.T) {
 	require.Equal(t, seq(100, 300), append(itemsOf(recs[0]), itemsOf(recs[1])...), "handed out first")
 	require.Error(t, q.ReleaseLease(l2))
 
-	limitFileSize(t, ^uint64(0))
+	diskqtest.LimitFileSize(t, ^uint64(0))
 	appendRecords(t, q, 600, 1, 100) // a write succeeds: the lease goes back to disk
 	leases, _ = filepath.Glob(filepath.Join(dir, "*.lease"))
 	require.Empty(t, leases)
