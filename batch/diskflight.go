@@ -6,6 +6,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/diskq"
+	"github.com/morse-agent/morse/internal/throttle"
 )
 
 // diskFlight is a batch the disk buffer handed out: where its metrics came from, so that
@@ -91,9 +92,10 @@ func (b *DiskBuffer) decode(dst []morse.Metric, r diskq.Record, fl *diskFlight) 
 	return dst
 }
 
+// readFailed logs a failure of the disk, throttled; the caller holds the lock.
 func (b *DiskBuffer) readFailed(err error) {
 	if ok, suppressed := b.warn.Allow(b.opts.Now()); ok {
-		b.log.Error("disk buffer: read failed", "dir", b.opts.Dir, "error", err, "suppressed", suppressed)
+		b.log.Error("disk buffer: read failed", "dir", b.opts.Dir, "error", err, throttle.SuppressedKey, suppressed)
 	}
 }
 
@@ -144,10 +146,10 @@ func (b *DiskBuffer) Accept(batch []morse.Metric) {
 		}
 		undecodable += fl.undecodable
 	}
-	b.mu.Unlock()
 	if err := errors.Join(errs...); err != nil {
 		b.readFailed(err)
 	}
+	b.mu.Unlock()
 	b.report(morse.ReasonCorrupt, nil, undecodable)
 }
 
