@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps vet lint bench bench-compare fuzz clean
+.PHONY: all build run test test-deps vet lint bench bench-compare soak fuzz clean
 
 all: build
 
@@ -56,12 +56,18 @@ ROUNDS ?= 3
 bench-compare: test-deps
 	ROUNDS=$(ROUNDS) E2E_DURATION=$(E2E_DURATION) bash scripts/bench-compare.sh $(BASE)
 
+## soak: the disk buffer's crash cycles (kill -9 at random points against a real InfluxDB)
+## 200 times instead of make test's 20, with the figures.
+soak: test-deps
+	MORSE_CRASH_CYCLES=200 $(GO) test -count=1 -timeout 30m -run TestCrashCyclesLoseNothing -v ./cmd/morse
+
 ## fuzz: a short run of each fuzz target beyond its seed corpus.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime 30s ./plugins/serializers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzNumbers$$' -fuzztime 30s ./plugins/parsers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteHandler$$' -fuzztime 30s ./plugins/inputs/influxdb_listener
+	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 30s ./internal/diskq
 
 clean:
 	rm -rf bin

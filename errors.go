@@ -18,6 +18,13 @@ const (
 	ReasonPermanent         = "permanent"
 	ReasonShutdown          = "shutdown"
 	ReasonRetryExpired      = "retry_expired"
+	// ReasonBufferBytes and ReasonTooOld count the oldest metrics a buffer evicted to stay
+	// within its byte bound (buffer_max_bytes) and its age bound (buffer_max_age).
+	ReasonBufferBytes = "buffer_bytes"
+	ReasonTooOld      = "too_old"
+	// ReasonCorrupt counts metrics a disk buffer found damaged on disk and skipped: by the
+	// count their record's header gives, or one per record whose header is unreadable.
+	ReasonCorrupt = "corrupt"
 )
 
 // ErrUnauthorized is wrapped by outputs into the retryable error of a write the sink refused

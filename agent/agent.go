@@ -179,6 +179,11 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		Stats:                   a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
 		OnDrop: a.onDrop,
 	}
+	newBuffer, dir, err := a.bufferFor(oc)
+	if err != nil {
+		return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
+	}
+	opts.NewBuffer, ro.bufferDir = newBuffer, dir
 	if path := oc.Common.DeadLetterFile; path != "" {
 		// The dead letter keeps every type: unsigned integers stay `u`, as they arrived.
 		ser := influx.New(influx.Options{UintSupport: true})

@@ -16,6 +16,7 @@ type runningOutput struct {
 	cfg        *config.OutputConfig
 	w          *batch.Writer
 	deadLetter *batch.DeadLetterFile // nil without dead_letter_file
+	bufferDir  string                // the disk buffer's directory; "" for memory
 }
 
 // closeDeadLetter closes the output's dead-letter file, once its writer is closed.
@@ -93,6 +94,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	ins, keptIn, err := a.reuseInputs(cfg)
 	if err == nil {
+		a.handOverDiskBuffers(a.outputs, outs, keptOut)
 		err = a.startNewOutputs(outs, keptOut)
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"sync"
+	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/ring"
@@ -33,6 +34,14 @@ type Buffer interface {
 	Len() int
 	// Cap is the most metrics the buffer holds.
 	Cap() int
+}
+
+// BufferGauges is implemented by buffers that know how many bytes they hold and how long
+// their oldest metric has waited, such as DiskBuffer. The writer publishes them in its
+// self-metrics, buffer_bytes and buffer_oldest_age_ns of internal_write.
+type BufferGauges interface {
+	Bytes() int64
+	OldestAge() time.Duration
 }
 
 // EvictFunc receives what a buffer evicted: the reason (morse.ReasonBufferFull for a full

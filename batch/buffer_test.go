@@ -14,6 +14,7 @@ import (
 // implementation is one more line here.
 var bufferImpls = map[string]func(t *testing.T, limit int, ev Eviction) Buffer{
 	"memory": func(_ *testing.T, limit int, ev Eviction) Buffer { return NewMemoryBuffer(limit, ev) },
+	"disk":   newSuiteDiskBuffer,
 }
 
 // evictions records what a buffer reports evicting.

@@ -172,6 +172,7 @@ func (w *Writer) drain(ctx context.Context) {
 // reportEvictions logs how many metrics the full buffer evicted since the last report. It
 // runs once per flush, never per metric, which throttles it to the flush pace.
 func (w *Writer) reportEvictions() {
+	w.updateGauges()
 	total := w.stats.bufferFull.Get()
 	if n := total - w.lastEvicts; n > 0 {
 		w.log.Warn("buffer full: oldest metrics dropped", "dropped_since_last_report", n,

@@ -3,6 +3,7 @@ package batch
 import (
 	"maps"
 	"sync"
+	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/selfstat"
@@ -24,6 +25,7 @@ type outputStats struct {
 	series *selfstat.Series
 
 	bufferSize, bufferLimit           *selfstat.Counter
+	bufferBytes, bufferAge            *selfstat.Counter // of a buffer that knows them (BufferGauges)
 	added, written, dropped, filtered *selfstat.Counter
 	writeErrors, writeTimeNs          *selfstat.Counter
 	bufferFull                        *selfstat.Counter // the one reason on the hot path, kept at hand
@@ -43,6 +45,7 @@ func newOutputStats(reg *selfstat.Registry, tags map[string]string) *outputStats
 	s := &outputStats{
 		reg: reg, tags: maps.Clone(tags), series: series,
 		bufferSize: c("buffer_size"), bufferLimit: c("buffer_limit"),
+		bufferBytes: c("buffer_bytes"), bufferAge: c("buffer_oldest_age_ns"),
 		added: c("metrics_added"), written: c("metrics_written"),
 		dropped: c("metrics_dropped"), filtered: c("metrics_filtered"),
 		writeErrors: c("errors"), writeTimeNs: c("write_time_ns"),
@@ -118,10 +121,13 @@ type Stats struct {
 	WriteErrors     int64            // failed writes, retried or not
 	BufferSize      int              // metrics waiting, not counting a batch in flight
 	BufferLimit     int
+	BufferBytes     int64         // bytes the buffer holds, for a buffer that knows (BufferGauges)
+	BufferOldestAge time.Duration // how long the oldest metric has waited, likewise
 }
 
 func (s *outputStats) snapshot() Stats {
 	st := Stats{
+		BufferBytes: s.bufferBytes.Get(), BufferOldestAge: time.Duration(s.bufferAge.Get()),
 		Added: s.added.Get(), Written: s.written.Get(), Dropped: s.dropped.Get(),
 		Filtered: s.filtered.Get(), WriteErrors: s.writeErrors.Get(),
 		BufferLimit: int(s.bufferLimit.Get()), DroppedByReason: map[string]int64{},

@@ -60,6 +60,7 @@ type Writer struct {
 	hardStop context.CancelFunc
 
 	closed    atomic.Bool
+	bufClosed atomic.Bool // a persistent buffer was closed: its gauges keep their last values
 	closeOnce sync.Once
 	closeErr  error
 
@@ -187,12 +188,22 @@ func (w *Writer) WritingFor(now time.Time) (time.Duration, bool) {
 	return w.flusher.writing.For(now)
 }
 
+// updateGauges publishes the buffer's bytes and age, for a buffer that knows them. The flush
+// loop calls it once per flush, so the self-metrics are at most a flush old.
+func (w *Writer) updateGauges() {
+	if g, ok := w.buf.(BufferGauges); ok && !w.bufClosed.Load() {
+		w.stats.bufferBytes.Set(g.Bytes())
+		w.stats.bufferAge.Set(int64(g.OldestAge()))
+	}
+}
+
 // CountFiltered counts n metrics that a filter in front of the writer rejected, so that
 // they appear in the output's metrics_filtered.
 func (w *Writer) CountFiltered(n int) { w.stats.filtered.Add(int64(n)) }
 
 // Stats returns a snapshot of the writer's counters.
 func (w *Writer) Stats() Stats {
+	w.updateGauges()
 	s := w.stats.snapshot()
 	s.BufferSize = w.buf.Len()
 	return s
@@ -206,7 +217,8 @@ func (w *Writer) UnregisterStats() { w.stats.unregister() }
 // writes what is buffered, backing off between failures, until the buffer is empty or ctx
 // ends. Then the hard shutdown cancels the writes in flight, so Close returns soon after
 // ctx ends, reports what is left to OnDrop under morse.ReasonShutdown and closes the output.
-// If metrics were left, the error is an *UnsentError.
+// If metrics were left, the error is an *UnsentError. A PersistentBuffer keeps what is left
+// for the next start instead: nothing is dropped, and the buffer is closed.
 func (w *Writer) Close(ctx context.Context) error {
 	w.closeOnce.Do(func() {
 		w.closed.Store(true)
@@ -219,7 +231,18 @@ func (w *Writer) Close(ctx context.Context) error {
 		}
 		w.hardStop()
 		var errs []error
-		if left := w.dropLeft(); left > 0 {
+		if pb, ok := w.buf.(PersistentBuffer); ok {
+			// What a persistent buffer holds is kept for the next start, not lost.
+			left := pb.Len()
+			w.updateGauges()
+			w.bufClosed.Store(true)
+			if err := pb.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("output %s: buffer: %w", w.opts.Name, err))
+			}
+			if left > 0 {
+				w.log.Info("metrics kept in the buffer for the next start", "buffered", left)
+			}
+		} else if left := w.dropLeft(); left > 0 {
 			errs = append(errs, &UnsentError{Output: w.opts.Name, Left: left})
 		}
 		if err := w.out.Close(); err != nil {

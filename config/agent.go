@@ -40,6 +40,9 @@ type AgentConfig struct {
 	Quiet bool `toml:"quiet"`
 	// Logfile sends the log to a file instead of stderr; empty means stderr.
 	Logfile string `toml:"logfile"`
+	// BufferConfig is buffer_strategy, buffer_directory and the buffer's bounds, for every
+	// output that does not set its own.
+	BufferConfig
 	// SkipProcessorsAfterAggregators passes aggregators' summaries straight to the outputs
 	// instead of through the processors again.
 	SkipProcessorsAfterAggregators bool `toml:"skip_processors_after_aggregators"`
@@ -55,6 +58,7 @@ func DefaultAgentConfig() AgentConfig {
 		MetricBatchSize:   1000,
 		MetricBufferLimit: 10000,
 		ShutdownTimeout:   morse.Duration(10 * time.Second),
+		BufferConfig:      BufferConfig{Strategy: BufferMemory, DiskSync: "1s", Drain: DrainOldestFirst},
 	}
 }
 
@@ -88,6 +92,9 @@ func (a AgentConfig) Validate() Errors {
 	}
 	if a.FlushInterval > 0 && a.FlushJitter >= a.FlushInterval {
 		bad("flush_jitter", "%s must be smaller than flush_interval (%s)", a.FlushJitter, a.FlushInterval)
+	}
+	for _, p := range a.BufferConfig.problems() {
+		bad(p.Path, "%s", p.Msg)
 	}
 	if a.MetricBatchSize < 1 {
 		bad("metric_batch_size", "must be at least 1, got %d", a.MetricBatchSize)

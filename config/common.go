@@ -44,6 +44,8 @@ type OutputCommon struct {
 	MetricBatchSize int `toml:"metric_batch_size"`
 	// MetricBufferLimit overrides [agent] metric_buffer_limit.
 	MetricBufferLimit int `toml:"metric_buffer_limit"`
+	// BufferConfig overrides the [agent] buffer keys for this output.
+	BufferConfig
 	// DeadLetterFile, when set, is where the metrics the sink refused for good are kept, as
 	// line protocol after a comment that says why; `morse replay` sends them again.
 	DeadLetterFile string `toml:"dead_letter_file"`
@@ -193,6 +195,7 @@ func (p *Plugin) resolveInput(a AgentConfig) []problem {
 // them, placing each problem on a key that the output's table sets.
 func (p *Plugin) resolveOutput(a AgentConfig) []problem {
 	probs := negativeOutputOptions(p.Output)
+	probs = append(probs, p.Output.BufferConfig.Over(a.BufferConfig).problems()...)
 	bad := func(key, msg string) { probs = append(probs, problem{key, msg}) }
 	c := p.Output
 	s := OutputSettings{

@@ -93,6 +93,17 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 	item("Log at debug level.", "debug", a.Debug)
 	item("Log errors only.", "quiet", a.Quiet)
 	item("Log to this file instead of stderr.", "logfile", a.Logfile)
+	item("Where each output's buffer lives: \"memory\", or \"disk\" to survive restarts and crashes.",
+		"buffer_strategy", a.Strategy)
+	item("With buffer_strategy = \"disk\": the directory that holds one directory per output.",
+		"buffer_directory", a.Directory)
+	item("Bytes a buffer may hold; past it the oldest metrics go (0: no bound but metric_buffer_limit).",
+		"buffer_max_bytes", a.MaxBytes)
+	item("Drop metrics that waited longer than this in a buffer (0s: never).", "buffer_max_age", a.MaxAge)
+	item("How often the disk buffer is fsynced: an interval, or \"never\" to leave it to the kernel.",
+		"buffer_disk_sync", a.DiskSync)
+	item("After an outage write \"oldest_first\", or \"newest_first\" so the present shows at once.",
+		"buffer_drain", a.Drain)
 	item("Pass aggregators' summaries straight to the outputs, not through the processors again.",
 		"skip_processors_after_aggregators", a.SkipProcessorsAfterAggregators)
 }

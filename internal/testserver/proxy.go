@@ -1,10 +1,13 @@
 package testserver
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -26,6 +29,7 @@ type Proxy struct {
 	cut      atomic.Bool
 	requests atomic.Int64 // every request a client sent
 	refused  atomic.Int64 // requests closed unanswered because the proxy was cut
+	stored   atomic.Int64 // lines of /write bodies the server answered 2xx for
 }
 
 // StartProxy listens on a free loopback port and forwards to target (host:port). It is
@@ -46,7 +50,7 @@ func (p *Proxy) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
 		if !p.cut.Load() {
-			next.ServeHTTP(w, r)
+			p.forward(next, w, r)
 			return
 		}
 		p.refused.Add(1)
@@ -57,6 +61,40 @@ func (p *Proxy) handler(next http.Handler) http.Handler {
 		panic(http.ErrAbortHandler) // net/http closes the connection unanswered
 	})
 }
+
+// forward passes the request on and, for a /write the server answered 2xx, counts its
+// lines: a test that knows what was sent can then count what was written twice.
+func (p *Proxy) forward(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/write") || r.Header.Get("Content-Encoding") != "" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sw := &statusWriter{ResponseWriter: w}
+	next.ServeHTTP(sw, r)
+	if sw.status/100 == 2 {
+		p.stored.Add(int64(bytes.Count(body, []byte("\n"))))
+	}
+}
+
+// statusWriter remembers the status of the answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Stored is how many lines of uncompressed /write bodies the server answered 2xx for,
+// repeats included.
+func (p *Proxy) Stored() int64 { return p.stored.Load() }
 
 // Addr is the proxy's host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/morse-agent/morse"
+)
+
+// BufferConfig chooses where an output's buffer lives and bounds it, with Telegraf's keys
+// (buffer_strategy, buffer_directory) and morse's own. [agent] sets it for every output,
+// and each output may override any key; a key left unset inherits [agent]'s.
+type BufferConfig struct {
+	// Strategy is "memory" (the default) or "disk": a durable buffer under Directory that
+	// survives restarts and crashes.
+	Strategy string `toml:"buffer_strategy"`
+	// Directory holds one sub-directory per output for the disk strategy.
+	Directory string `toml:"buffer_directory"`
+	// MaxBytes bounds the bytes the buffer holds (disk); past it the oldest go, counted as
+	// buffer_bytes. Zero: no bound beyond metric_buffer_limit.
+	MaxBytes morse.Size `toml:"buffer_max_bytes"`
+	// MaxAge drops metrics that waited longer than this, counted as too_old. Zero: none.
+	MaxAge morse.Duration `toml:"buffer_max_age"`
+	// DiskSync is how often the disk buffer is fsynced: a duration ("1s", the default), or
+	// "never" to leave it to the kernel. A crash of the process loses nothing either way;
+	// only a crash of the machine can lose what was not yet synced.
+	DiskSync string `toml:"buffer_disk_sync"`
+	// Drain is "oldest_first" (the default) or "newest_first": after an outage, write the
+	// newest metrics first, so that dashboards show the present at once, and backfill.
+	Drain string `toml:"buffer_drain"`
+}
+
+// The buffer strategies and drain orders.
+const (
+	BufferMemory      = "memory"
+	BufferDisk        = "disk"
+	DrainOldestFirst  = "oldest_first"
+	DrainNewestFirst  = "newest_first"
+	DiskSyncNever     = "never"
+	defaultDiskSyncAt = time.Second
+)
+
+// Over returns b with every key it leaves unset taken from parent.
+func (b BufferConfig) Over(parent BufferConfig) BufferConfig {
+	if b.Strategy == "" {
+		b.Strategy = parent.Strategy
+	}
+	if b.Directory == "" {
+		b.Directory = parent.Directory
+	}
+	if b.MaxBytes == 0 {
+		b.MaxBytes = parent.MaxBytes
+	}
+	if b.MaxAge == 0 {
+		b.MaxAge = parent.MaxAge
+	}
+	if b.DiskSync == "" {
+		b.DiskSync = parent.DiskSync
+	}
+	if b.Drain == "" {
+		b.Drain = parent.Drain
+	}
+	return b
+}
+
+// SyncInterval reads DiskSync: the interval, or zero for "never".
+func (b BufferConfig) SyncInterval() (time.Duration, error) {
+	switch b.DiskSync {
+	case "":
+		return defaultDiskSyncAt, nil
+	case DiskSyncNever:
+		return 0, nil
+	}
+	var d morse.Duration
+	if err := d.UnmarshalText([]byte(b.DiskSync)); err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q: write an interval such as \"1s\", or \"never\"", b.DiskSync)
+	}
+	return time.Duration(d), nil
+}
+
+// problems checks the keys, as an effective configuration (after Over).
+func (b BufferConfig) problems() []problem {
+	var probs []problem
+	switch b.Strategy {
+	case "", BufferMemory:
+	case BufferDisk:
+		if b.Directory == "" {
+			probs = append(probs, problem{"buffer_directory", `is required with buffer_strategy = "disk"`})
+		}
+	default:
+		probs = append(probs, problem{"buffer_strategy", fmt.Sprintf("%q: must be \"memory\" or \"disk\"", b.Strategy)})
+	}
+	switch b.Drain {
+	case "", DrainOldestFirst, DrainNewestFirst:
+	default:
+		probs = append(probs, problem{"buffer_drain", fmt.Sprintf("%q: must be \"oldest_first\" or \"newest_first\"", b.Drain)})
+	}
+	if _, err := b.SyncInterval(); err != nil {
+		probs = append(probs, problem{"buffer_disk_sync", err.Error()})
+	}
+	if b.MaxBytes < 0 {
+		probs = append(probs, problem{"buffer_max_bytes", "must not be negative"})
+	}
+	if b.MaxAge < 0 {
+		probs = append(probs, problem{"buffer_max_age", "must not be negative, got " + b.MaxAge.String()})
+	}
+	return probs
+}

@@ -1,0 +1,50 @@
+// Package diskq is a durable queue of records on disk. It knows nothing of what the records
+// hold: a caller gives each record a payload, an item count and a time, and may take part of
+// a record by items.
+//
+// # Files
+//
+// A queue owns one directory (0700) holding, each 0600:
+//
+//   - segment files, NNNNNNNNNNNNNNNN.seg (hex, in order), of records appended one after the
+//     other; a new segment starts when the newest would pass Options.SegmentBytes;
+//   - position, the read position: (segment, offset, items already consumed of that
+//     record), in two checksummed slots written in turn;
+//   - lease files, NNNNNNNNNNNNNNNN.lease, holding records popped from the tail and not yet
+//     acknowledged;
+//   - lock, flock'ed so that two processes never share the directory.
+//
+// A record is a 24-byte header (payload length, items, time, a CRC-32C over the header and
+// the payload, and a CRC-32C over the header alone), the payload, and a 4-byte trailer
+// repeating the length so that the tail can be walked backwards. The header's own checksum
+// tells a damaged payload, whose item count is still known, from bytes that are no header.
+//
+// # Durability and crash semantics
+//
+// Append returns once write(2) has: a process crash (kill -9, OOM) loses nothing Append
+// returned nil for, since the page cache survives it. fsync runs every SyncInterval (or
+// never, or when the caller says), so a power cut loses at most that much; the directory
+// is synced at once when a segment is created or removed.
+//
+// Reading from the head hands out spans; Ack persists the position once every older item
+// is acknowledged. A crash before that hands the span out again on the next Open: items are
+// duplicated, never lost. Acknowledgements out of order are held in memory until the older
+// spans are acknowledged, so a crash may repeat up to the spans in flight.
+//
+// PopTail takes the newest items: it writes them to a lease file first, then truncates the
+// segment (trimming a record in place when only its newest items are taken). A crash after
+// the lease is written and before the truncate leaves the items in both places, and Open
+// puts the lease back at the tail: that batch is duplicated, once. AckLease deletes the
+// lease file; a crash between the sink's confirmation and that delete duplicates at most
+// that batch. A lease left by a crash goes back at the tail on Open.
+//
+// # Repair
+//
+// Open always opens the queue if the directory is usable. A record torn at the end of the
+// newest segment (a write that never completed, so never acknowledged) is cut off. A
+// damaged record elsewhere is skipped and reported to Options.OnCorrupt with the item count
+// its header gives, or as unknown when the header itself is unreadable; reading resumes at
+// the next record whose two checksums both match. A zeroed segment is one unreadable region.
+// A failed write is cut back to the last whole record before Append returns its error, so a
+// later read never takes half a record for data.
+package diskq

@@ -1,0 +1,280 @@
+package diskq
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Open opens the queue in dir, creating the directory (0700) and its files (0600) when
+// needed. It repairs rather than refuses: a torn record at the end is cut off, damaged
+// records elsewhere are skipped and reported, leases of the last run go back at the tail.
+// It fails only when the directory cannot be used at all, or another process holds it.
+func Open(dir string, opts Options) (*Queue, Recovery, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, Recovery{}, fmt.Errorf("diskq: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, Recovery{}, err
+	}
+	q := &Queue{dir: dir, opts: opts, lockFile: lock, leases: map[*Lease]struct{}{}}
+	q.fsyncDir = q.syncDirectory
+	q.win = newWindow(nil, 0)
+	rec, err := q.recover()
+	if err != nil {
+		q.closeFiles()
+		return nil, Recovery{}, err
+	}
+	rec.Items = q.lenLocked()
+	if opts.Sync == SyncInterval {
+		q.stop, q.done = make(chan struct{}), make(chan struct{})
+		go q.syncLoop(opts.SyncInterval)
+	}
+	return q, rec, nil
+}
+
+// lockDir takes an exclusive lock on the directory, so that two processes never share it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("diskq: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("diskq: %s is in use by another process: %w", dir, err)
+	}
+	return f, nil
+}
+
+func (q *Queue) closeFiles() {
+	for _, s := range q.segs {
+		if s.f != nil {
+			s.f.Close()
+		}
+	}
+	if q.posf != nil {
+		q.posf.f.Close()
+	}
+	q.lockFile.Close()
+}
+
+// listDir returns the ids of the segment and lease files, in order.
+func listDir(dir string) (segs, leases []uint64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("diskq: %w", err)
+	}
+	for _, e := range entries {
+		name, ext, _ := strings.Cut(e.Name(), ".")
+		id, perr := strconv.ParseUint(name, 16, 64)
+		switch {
+		case perr != nil || len(name) != 16:
+		case ext == "seg":
+			segs = append(segs, id)
+		case ext == "lease":
+			leases = append(leases, id)
+		}
+	}
+	slices.Sort(segs)
+	slices.Sort(leases)
+	return segs, leases, nil
+}
+
+func (q *Queue) recover() (Recovery, error) {
+	var rec Recovery
+	posf, p, ok, err := openPosition(q.dir)
+	if err != nil {
+		return rec, err
+	}
+	q.posf = posf
+	ids, leaseIDs, err := listDir(q.dir)
+	if err != nil {
+		return rec, err
+	}
+	if err := q.openSegments(ids, p, ok, &rec); err != nil {
+		return rec, err
+	}
+	for i, s := range q.segs {
+		if err := q.scanSegment(s, i == len(q.segs)-1, &rec); err != nil {
+			return rec, err
+		}
+	}
+	q.numberSegments()
+	if err := q.persistHead(); err != nil {
+		return rec, err
+	}
+	if len(leaseIDs) > 0 {
+		q.nextLease = leaseIDs[len(leaseIDs)-1] + 1
+	}
+	for _, id := range leaseIDs {
+		if err := q.restoreLease(id, &rec); err != nil {
+			return rec, err
+		}
+	}
+	return rec, nil
+}
+
+// openSegments opens the segments still in use, removes those the head has left (a crash
+// can leave them behind), and places the head.
+func (q *Queue) openSegments(ids []uint64, p position, ok bool, rec *Recovery) error {
+	rec.PositionLost = !ok && len(ids) > 0
+	if !ok {
+		p = position{}
+	}
+	var keep []uint64
+	for _, id := range ids {
+		if ok && id < p.seg {
+			if err := os.Remove(q.path(segmentName(id))); err != nil {
+				return fmt.Errorf("diskq: %w", err)
+			}
+			continue
+		}
+		keep = append(keep, id)
+	}
+	if len(keep) == 0 || keep[0] != p.seg {
+		// The head's segment is gone: it was consumed, or never written. Start at the
+		// oldest segment there is.
+		p = position{seg: max(p.seg, 1)}
+		if len(keep) > 0 {
+			p.seg = keep[0]
+		}
+	}
+	if len(keep) == 0 {
+		s, err := q.createSegment(p.seg)
+		if err != nil {
+			return err
+		}
+		q.segs = []*segment{s}
+	}
+	for _, id := range keep {
+		f, err := os.OpenFile(q.path(segmentName(id)), os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("diskq: %w", err)
+		}
+		q.segs = append(q.segs, &segment{id: id, f: f})
+	}
+	q.head = pos{seg: p.seg, off: p.off, skip: p.skip}
+	return nil
+}
+
+// scanSegment reads a whole segment, checking every record: it counts the items from the
+// head on, records damaged regions, and cuts a torn tail off the newest segment.
+func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
+	st, err := s.f.Stat()
+	if err != nil {
+		return fmt.Errorf("diskq: %w", err)
+	}
+	s.size = st.Size()
+	isHead := s.id == q.head.seg
+	sc := scanner{w: newWindow(s.f, s.size)}
+	headFound := !isHead
+	cut := int64(-1)
+	for {
+		f, err := sc.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("diskq: read %s: %w", segmentName(s.id), err)
+		}
+		if isHead && f.end <= q.head.off {
+			continue // consumed before the last stop
+		}
+		if f.ok {
+			if !headFound {
+				headFound = true
+				q.placeHead(f)
+				if q.head.off != f.off { // the head's record was wholly consumed
+					continue
+				}
+			}
+			s.items += int64(f.h.items)
+			continue
+		}
+		if newest && f.end == s.size {
+			// Damage that runs to the end of the newest segment is a write that never
+			// completed: it was never acknowledged, so it is cut off, not counted.
+			rec.TornBytes += f.end - f.off
+			if f.known {
+				rec.TornItems += int64(f.h.items)
+			}
+			cut = f.off
+			break
+		}
+		s.bad = append(s.bad, region{off: f.off, end: f.end})
+		q.reportCorrupt(segmentName(s.id), f, &rec.Corrupt)
+	}
+	if cut >= 0 {
+		if err := s.f.Truncate(cut); err != nil {
+			return fmt.Errorf("diskq: cut torn tail: %w", err)
+		}
+		s.size = cut
+	}
+	if !headFound { // nothing left to read in the head's segment
+		q.head = pos{seg: s.id, off: s.size}
+	}
+	return nil
+}
+
+// placeHead fixes the head on the first valid record found from it: the position may point
+// into a region damaged since, or past the record's items.
+func (q *Queue) placeHead(f found) {
+	if q.head.off != f.off {
+		q.head.off, q.head.skip = f.off, 0
+	}
+	if q.head.skip >= int(f.h.items) {
+		q.head.off, q.head.skip = f.end, 0
+	}
+}
+
+func (q *Queue) reportCorrupt(file string, f found, sum *Corruption) {
+	c := Corruption{File: file, Offset: f.off, Bytes: f.end - f.off}
+	if f.known {
+		c.Records, c.Items = 1, int64(f.h.items)
+	} else {
+		c.Unknown = 1
+	}
+	if sum != nil {
+		sum.File, sum.Offset = c.File, c.Offset
+		sum.Bytes += c.Bytes
+		sum.Records += c.Records
+		sum.Items += c.Items
+		sum.Unknown += c.Unknown
+	}
+	if q.opts.OnCorrupt != nil {
+		q.opts.OnCorrupt(c)
+	}
+}
+
+// numberSegments gives every item a sequence number: the head's item is 0.
+func (q *Queue) numberSegments() {
+	seq := int64(0)
+	for _, s := range q.segs {
+		if s.id == q.head.seg {
+			seq = -int64(q.head.skip)
+		}
+		s.firstSeq = seq
+		seq += s.items
+	}
+	q.tailSeq = seq
+	q.head.seq = 0
+	q.cursor = q.head
+	for _, s := range q.segs[:len(q.segs)-1] {
+		q.releaseFile(s)
+	}
+}
+
+// persistHead writes the head position.
+func (q *Queue) persistHead() error {
+	q.posDirty = true
+	q.headTimeOK = false
+	return q.posf.write(position{seg: q.head.seg, off: q.head.off, skip: q.head.skip})
+}
