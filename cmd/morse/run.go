@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -106,13 +105,19 @@ func runService(agent *morse.Agent, opts *options, logger *slog.Logger, stderr i
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
+	sm := newServiceManager(logger)
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(ctx) }()
-	notifySystemd("READY=1")
+	defer sm.startWatchdog(processAlive)()
+	sm.ready()
+	stopping := ctx.Done()
 	for {
 		select {
 		case <-hup:
-			reload(agent, opts, logger)
+			reload(agent, opts, logger, sm)
+		case <-stopping:
+			sm.stopping()
+			stopping = nil
 		case err := <-done:
 			reportUnsent(agent, stderr)
 			if err != nil {
@@ -125,19 +130,21 @@ func runService(agent *morse.Agent, opts *options, logger *slog.Logger, stderr i
 
 // reload applies a changed config. A config with problems is refused as a whole and the
 // running agent carries on unchanged.
-func reload(agent *morse.Agent, opts *options, logger *slog.Logger) {
-	notifySystemd("RELOADING=1")
-	defer notifySystemd("READY=1")
+func reload(agent *morse.Agent, opts *options, logger *slog.Logger, sm *serviceManager) {
+	sm.reloading()
 	cfg, err := morse.LoadConfig(opts.loadOptions())
 	if err != nil {
 		logger.Error("reload refused: the new config has problems; still running the old one", "problems", err.Error())
+		sm.reloaded(err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := agent.Reload(ctx, cfg); err != nil {
+	err = agent.Reload(ctx, cfg)
+	if err != nil {
 		logger.Error("reload refused; still running the old config", "error", err)
 	}
+	sm.reloaded(err)
 }
 
 // reportUnsent prints, per output, what the final flush could not send.
@@ -152,8 +159,8 @@ func reportUnsent(agent *morse.Agent, stderr io.Writer) {
 	}
 }
 
-// newLogger builds the logger the [agent] table and --debug ask for. Under systemd the
-// journal adds timestamps itself, so the log leaves them out.
+// newLogger builds the logger the [agent] table and --debug ask for. When stderr is the
+// journal, lines carry a syslog priority and no timestamp (journal.go).
 func newLogger(ac morse.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
 	level := slog.LevelInfo
 	switch {
@@ -171,31 +178,8 @@ func newLogger(ac morse.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger
 		w, closeFn = f, func() { _ = f.Close() }
 	}
 	hopts := &slog.HandlerOptions{Level: level}
-	if os.Getenv("JOURNAL_STREAM") != "" && ac.Logfile == "" {
-		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		}
+	if ac.Logfile == "" && journalStderr(stderr) {
+		return slog.New(newJournalHandler(w, hopts)), closeFn, nil
 	}
 	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
-}
-
-// notifySystemd tells a Type=notify service manager about the agent's state. Outside
-// systemd NOTIFY_SOCKET is unset and this does nothing.
-func notifySystemd(state string) {
-	addr := os.Getenv("NOTIFY_SOCKET")
-	if addr == "" {
-		return
-	}
-	if addr[0] == '@' {
-		addr = "\x00" + addr[1:] // an abstract socket
-	}
-	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	_, _ = conn.Write([]byte(state))
 }
