@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps vet lint bench fuzz clean
+.PHONY: all build run test test-deps vet lint bench fuzz clean deb test-systemd
 
 all: build
 
@@ -17,6 +17,12 @@ build:
 ## run: build and run the agent on its built-in config (cpu and mem to stdout).
 run: build
 	./$(BIN)
+
+## deb: the Debian package bin/morse_<version>_<arch>.deb (docs/service.md): the binary, the
+## systemd unit, a default config. Its version is $(VERSION) mapped to Debian's rules.
+deb: build
+	bash scripts/ensure-packaging-tools.sh
+	$(GO) run ./internal/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
 
 ## test-deps: what the integration tests need: Debian's docker.io and influxdb packages and a
 ## running dockerd (the test images are built FROM scratch out of the host's binaries).
