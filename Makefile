@@ -24,6 +24,14 @@ deb: build
 	bash scripts/ensure-packaging-tools.sh
 	$(GO) run ./internal/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
 
+## test-systemd: the Debian package under a real systemd 252, PID 1 of a container made from a
+## debootstrapped bookworm (scripts/systemd-rootfs.sh, cached in ~/.cache/morse/rootfs):
+## install, reload, stop, upgrade, remove, purge, journal priorities, every plugin hardened.
+test-systemd: test-deps
+	bash scripts/ensure-packaging-tools.sh
+	$(GO) vet -tags systemd ./internal/systemdtest
+	$(GO) test -tags systemd -count=1 -timeout 20m -v ./internal/systemdtest
+
 ## test-deps: what the integration tests need: Debian's docker.io and influxdb packages and a
 ## running dockerd (the test images are built FROM scratch out of the host's binaries).
 test-deps:
