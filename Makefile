@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps vet lint bench bench-compare soak fuzz clean
+.PHONY: all build run test test-deps vet lint bench bench-compare soak fuzz clean deb test-systemd
 
 all: build
 
@@ -18,6 +18,20 @@ build:
 run: build
 	./$(BIN)
 
+## deb: the Debian package bin/morse_<version>_<arch>.deb (docs/service.md): the binary, the
+## systemd unit, a default config. Its version is $(VERSION) mapped to Debian's rules.
+deb: build
+	bash scripts/ensure-packaging-tools.sh
+	$(GO) run ./internal/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
+
+## test-systemd: the Debian package under a real systemd 252, PID 1 of a container made from a
+## debootstrapped bookworm (scripts/systemd-rootfs.sh, cached in ~/.cache/morse/rootfs):
+## install, reload, stop, upgrade, remove, purge, journal priorities, every plugin hardened.
+test-systemd: test-deps
+	bash scripts/ensure-packaging-tools.sh
+	$(GO) vet -tags systemd ./internal/systemdtest
+	$(GO) test -tags systemd -count=1 -timeout 20m -v ./internal/systemdtest
+
 ## test-deps: what the integration tests need: Debian's docker.io and influxdb packages and a
 ## running dockerd (the test images are built FROM scratch out of the host's binaries), and
 ## QuestDB's jar from Maven Central with a JDK, VictoriaMetrics' binary from Debian's package
@@ -27,6 +41,7 @@ test-deps:
 	bash scripts/ensure-questdb.sh >/dev/null
 	bash scripts/test-deps-supervisor.sh
 	bash scripts/ensure-victoriametrics.sh >/dev/null
+	bash scripts/ensure-packaging-tools.sh
 
 ## test: vet, then every test under the race detector, real servers included.
 test: test-deps vet

@@ -66,6 +66,7 @@ type Agent struct {
 
 	running  atomic.Bool
 	reloadCh chan reloadRequest
+	ready    chan struct{} // closed once Run has started every output and input
 }
 
 // NewAgent checks cfg and prepares its plugins: loggers, stats and Init. Nothing runs until
@@ -74,7 +75,7 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest)}
+	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest), ready: make(chan struct{})}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -213,6 +214,10 @@ func (a *Agent) startOutputs() error {
 	return nil
 }
 
+// Ready is closed once Run has started every output and every input, which is when a
+// service manager may be told the agent is ready. It stays open if Run fails to start.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
 // checkConfig fills in the settings cfg leaves to [agent] and checks them, so that settings
 // set anywhere in a program's build of cfg apply.
 func checkConfig(cfg *config.Config) error {
@@ -241,6 +246,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.Join(err, a.closeOutputs(a.outputs))
 	}
 	a.log.Info("agent started", "inputs", len(a.inputs), "outputs", len(a.outputs))
+	close(a.ready)
 	for {
 		select {
 		case <-ctx.Done():

@@ -5,17 +5,18 @@ import (
 	"time"
 )
 
-// Stuck names the inputs whose gather and the outputs whose write have been running for
-// longer than limit at now. A gather is bounded by its interval and a write attempt by the
-// output's timeout, both through their contexts, so a plugin that passes limit ignores its
-// context and has wedged its loop. An agent with nothing stuck is making progress: waiting
-// for the next gather or flush, or backing off from a sink that is down, is progress. A
-// service manager's watchdog is fed only while Stuck is empty.
-func (a *Agent) Stuck(now time.Time, limit time.Duration) []string {
+// Stuck names the inputs and outputs whose loops are wedged at now: a gather running past
+// its interval plus grace, or a round of writes past the output's write timeout plus grace.
+// A gather is bounded by its interval and a write attempt by the timeout, both through
+// their contexts, so a plugin past its bound plus grace ignores its context. An agent with
+// nothing stuck is making progress: waiting for the next gather or flush, or backing off
+// from a sink that is down, is progress. A service manager's watchdog is fed only while
+// Stuck is empty.
+func (a *Agent) Stuck(now time.Time, grace time.Duration) []string {
 	var stuck []string
 	st := a.state.Load()
 	for _, ri := range st.inputs {
-		if d, busy := ri.gathering.For(now); busy && d > limit {
+		if d, busy := ri.gathering.For(now); busy && d > ri.interval()+grace {
 			stuck = append(stuck, fmt.Sprintf("inputs.%s (gathering for %s)", ri.cfg.Name, d.Round(time.Second)))
 		}
 	}
@@ -23,7 +24,7 @@ func (a *Agent) Stuck(now time.Time, limit time.Duration) []string {
 		if ro.w == nil {
 			continue
 		}
-		if d, busy := ro.w.WritingFor(now); busy && d > limit {
+		if d, busy := ro.w.WritingFor(now); busy && d > ro.w.WriteTimeout()+grace {
 			stuck = append(stuck, fmt.Sprintf("outputs.%s (writing for %s)", ro.cfg.Name, d.Round(time.Second)))
 		}
 	}

@@ -197,6 +197,9 @@ func (w *Writer) updateGauges() {
 	}
 }
 
+// WriteTimeout is the bound of each write attempt (Options.WriteTimeout, or the output's).
+func (w *Writer) WriteTimeout() time.Duration { return w.opts.WriteTimeout }
+
 // CountFiltered counts n metrics that a filter in front of the writer rejected, so that
 // they appear in the output's metrics_filtered.
 func (w *Writer) CountFiltered(n int) { w.stats.filtered.Add(int64(n)) }

@@ -131,15 +131,20 @@ func TestOnceWritesRealCPUAndMemAndExitsZero(t *testing.T) {
 	requireRealCPUAndMem(t, parseLines(t, string(data)))
 }
 
-func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
-	dir := t.TempDir()
-	conf := writeFile(t, dir, "unsent.conf", `
+// writeUnsentConfig writes a config whose only output cannot write: every flush fails with a
+// warning and --once ends with its metrics unsent.
+func writeUnsentConfig(t *testing.T, dir string) string {
+	return writeFile(t, dir, "unsent.conf", `
 [agent]
   shutdown_timeout = "1s"
 [[inputs.mem]]
 [[outputs.file]]
   files = ["`+filepath.Join(dir, "no-such-dir", "x.lp")+`"]
 `)
+}
+
+func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
+	conf := writeUnsentConfig(t, t.TempDir())
 	_, stderr, code := runMorse(t, "--once", "--config", conf)
 	require.Equal(t, exitFailed, code, stderr)
 	require.Contains(t, stderr, "outputs.file: 1 metrics left unsent")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -58,7 +57,7 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	return runService(agent, opts, logger, stderr)
+	return runService(agent, opts, time.Duration(cfg.Agent.ShutdownTimeout), logger, stderr)
 }
 
 // paceGC runs the collector's pacer (internal/gcpace) unless GOGC says how to pace it, and
@@ -101,20 +100,43 @@ func runTest(agent *agent.Agent, stdout, stderr io.Writer) int {
 }
 
 // runService runs until SIGINT or SIGTERM, reloading on SIGHUP.
-func runService(agent *agent.Agent, opts *options, logger *slog.Logger, stderr io.Writer) int {
+func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration, logger *slog.Logger, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
+	sm := newServiceManager(logger)
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(ctx) }()
-	notifySystemd("READY=1")
+	ready := agent.Ready()
+	stopping := ctx.Done()
+	status := time.NewTicker(statusEvery)
+	defer status.Stop()
+	var extend <-chan time.Time // ticks while the final flush may still run
+	var stopAt time.Time
 	for {
 		select {
+		case <-ready:
+			ready = nil
+			sm.ready() // every input and output has started
+			// A gather or write may run half the watchdog's period past its own bound.
+			defer sm.startWatchdog(func(period time.Duration) healthCheck { return agentHealthy(agent, period/2) })()
+		case <-status.C:
+			sm.status(agent.Status())
 		case <-hup:
-			reload(agent, opts, logger)
+			reload(agent, opts, logger, sm)
+		case <-stopping:
+			sm.stopping()
+			stopping = nil
+			stopAt = time.Now().Add(shutdownTimeout)
+			sm.extendTimeout(stopAt)
+			t := time.NewTicker(extendEvery)
+			defer t.Stop()
+			extend = t.C
+		case <-extend:
+			sm.extendTimeout(stopAt)
 		case err := <-done:
 			reportUnsent(agent, stderr)
 			if err != nil {
@@ -127,19 +149,21 @@ func runService(agent *agent.Agent, opts *options, logger *slog.Logger, stderr i
 
 // reload applies a changed config. A config with problems is refused as a whole and the
 // running agent carries on unchanged.
-func reload(agent *agent.Agent, opts *options, logger *slog.Logger) {
-	notifySystemd("RELOADING=1")
-	defer notifySystemd("READY=1")
+func reload(agent *agent.Agent, opts *options, logger *slog.Logger, sm *serviceManager) {
+	sm.reloading()
 	cfg, err := config.Load(opts.loadOptions())
 	if err != nil {
 		logger.Error("reload refused: the new config has problems; still running the old one", "problems", err.Error())
+		sm.reloaded(err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := agent.Reload(ctx, cfg); err != nil {
+	err = agent.Reload(ctx, cfg)
+	if err != nil {
 		logger.Error("reload refused; still running the old config", "error", err)
 	}
+	sm.reloaded(err)
 }
 
 // reportUnsent prints, per output, what the final flush could not send: what the writer
@@ -155,8 +179,8 @@ func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 	}
 }
 
-// newLogger builds the logger the [agent] table and --debug ask for. Under systemd the
-// journal adds timestamps itself, so the log leaves them out.
+// newLogger builds the logger the [agent] table and --debug ask for. When stderr is the
+// journal, lines carry a syslog priority and no timestamp (journal.go).
 func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
 	level := slog.LevelInfo
 	switch {
@@ -174,31 +198,8 @@ func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logge
 		w, closeFn = f, func() { _ = f.Close() }
 	}
 	hopts := &slog.HandlerOptions{Level: level}
-	if os.Getenv("JOURNAL_STREAM") != "" && ac.Logfile == "" {
-		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		}
+	if ac.Logfile == "" && journalStderr(stderr) {
+		return slog.New(newJournalHandler(w, hopts)), closeFn, nil
 	}
 	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
-}
-
-// notifySystemd tells a Type=notify service manager about the agent's state. Outside
-// systemd NOTIFY_SOCKET is unset and this does nothing.
-func notifySystemd(state string) {
-	addr := os.Getenv("NOTIFY_SOCKET")
-	if addr == "" {
-		return
-	}
-	if addr[0] == '@' {
-		addr = "\x00" + addr[1:] // an abstract socket
-	}
-	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	_, _ = conn.Write([]byte(state))
 }
