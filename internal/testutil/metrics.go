@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,22 @@ func ToPoints(ms []morse.Metric) []Point {
 		out[i] = ToPoint(m)
 	}
 	return out
+}
+
+// ViaJSON is m as morse's JSON parser gives it back from what morse's JSON serializer wrote:
+// fields in key order, and an unsigned integer that fits an int64 read as a signed one,
+// JSON having one number type.
+func ViaJSON(m morse.Metric) Point {
+	p := ToPoint(m)
+	fields := slices.Clone(p.Fields)
+	slices.SortStableFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
+	for i, f := range fields {
+		if f.Value.Type() == morse.TypeUint && f.Value.Uint() <= math.MaxInt64 {
+			fields[i].Value = morse.Int(int64(f.Value.Uint()))
+		}
+	}
+	p.Fields = fields
+	return p
 }
 
 // AllTypesMetric has a field of every type at its extremes and at ordinary values, for
