@@ -7,23 +7,14 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/internal/testutil"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
-// benchMetric is a realistic metric: four tags, five fields of mixed types.
-func benchMetric() morse.Metric {
-	return morse.NewMetric("system_disk",
-		tags("host", "web-01.prod.example.com", "region", "eu-west-1", "device", "nvme0n1p1", "fstype", "ext4"),
-		[]morse.Field{
-			{Key: "used_percent", Value: morse.Float(73.41234567)},
-			{Key: "free", Value: morse.Uint(214748364800)},
-			{Key: "inodes_used", Value: morse.Int(1234567)},
-			{Key: "mode", Value: morse.String("rw")},
-			{Key: "healthy", Value: morse.Bool(true)},
-		},
-		time.Unix(1700000000, 123456789))
-}
+// benchMetric is a realistic metric: four tags, five fields of mixed types, the one every
+// serializer's benchmarks use.
+func benchMetric() morse.Metric { return testutil.BenchMetric() }
 
 func BenchmarkSerializer(b *testing.B) {
 	s := influx.New(influx.Options{})

@@ -1,0 +1,194 @@
+package kafka
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/morse-agent/morse"
+)
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Kafka)
+		key  string // the key the error names; empty: valid
+	}{
+		{"defaults", func(*Kafka) {}, ""},
+		{"no brokers", func(k *Kafka) { k.Brokers = nil }, "brokers"},
+		{"bad topic", func(k *Kafka) { k.Topic = "a b" }, "topic"},
+		{"suffix method", func(k *Kafka) { k.TopicSuffix.Method = "hash" }, "topic_suffix"},
+		{"codec", func(k *Kafka) { k.CompressionCodec = 5 }, "compression_codec"},
+		{"acks", func(k *Kafka) { k.RequiredAcks = 2 }, "required_acks"},
+		{"idempotence without all acks", func(k *Kafka) { k.IdempotentWrites, k.RequiredAcks = true, 1 }, "idempotent_writes"},
+		{"max_retry", func(k *Kafka) { k.MaxRetry = -1 }, "max_retry"},
+		{"max_message_bytes", func(k *Kafka) { k.MaxMessageBytes = 100 }, "max_message_bytes"},
+		{"producer_timestamp", func(k *Kafka) { k.ProducerTimestamp = "later" }, "producer_timestamp"},
+		{"data_format", func(k *Kafka) { k.DataFormat = "avro" }, "data_format"},
+		{"json_transformation", func(k *Kafka) { k.DataFormat, k.JSONTransformation = "json", "$" }, "json_transformation"},
+		{"sasl mechanism", func(k *Kafka) { k.SASLMechanism = "GSSAPI" }, "sasl_mechanism"},
+		{"sasl user", func(k *Kafka) { k.SASLMechanism = "SCRAM-SHA-256" }, "sasl_username"},
+		{"oauth token", func(k *Kafka) { k.SASLMechanism = "OAUTHBEARER" }, "sasl_access_token"},
+		{"tls pair", func(k *Kafka) { k.TLSCert = "c.pem" }, "tls_cert"},
+		{"tls version", func(k *Kafka) { k.TLSMinVersion = "TLS11" }, "tls_min_version"},
+		{"key password", func(k *Kafka) { k.TLSKeyPwd = "x" }, "tls_key_pwd"},
+		{"socks5", func(k *Kafka) { k.Socks5Enabled = true }, "socks5_address"},
+		{"retry type", func(k *Kafka) { k.MetadataRetryType = "linear" }, "metadata_retry_type"},
+		{"a suffix makes any topic prefix valid", func(k *Kafka) { k.Topic, k.TopicSuffix.Method = "", "measurement" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := New()
+			tc.edit(k)
+			err := k.Validate()
+			if tc.key == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *morse.FieldError
+			require.True(t, errors.As(err, &fe), "%v", err)
+			require.Equal(t, tc.key, fe.Key, "%v", err)
+		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	var logs bytes.Buffer
+	k := New()
+	k.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+	k.Version, k.MetricNameHeader, k.TLSCipherSuites = "2.8.0", "metric", []string{"x"}
+	require.NoError(t, k.Validate())
+	require.NoError(t, k.Init())
+	for _, want := range []string{"version is not needed", "metric_name_header is deprecated", "tls_cipher_suites has no effect"} {
+		require.Contains(t, logs.String(), want)
+	}
+	require.Len(t, k.headerTmpl, 1)
+}
+
+func newTestOutput(t *testing.T, edit func(*Kafka)) *Kafka {
+	t.Helper()
+	k := New()
+	edit(k)
+	require.NoError(t, k.Validate())
+	require.NoError(t, k.Init())
+	k.w.init(k)
+	return k
+}
+
+func metric(name string, tags map[string]string, fields map[string]any) morse.Metric {
+	m, _ := morse.NewMetricFromMaps(name, tags, fields, time.Unix(1700000000, 5))
+	return m
+}
+
+func TestRouting(t *testing.T) {
+	m := metric("cpu", map[string]string{"topic": "t1", "host": "h1", "dc": "eu"}, map[string]any{"v": 1.0})
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Kafka)
+		topic string
+		tags  int
+		key   string
+	}{
+		{"defaults", func(*Kafka) {}, "telegraf", 3, ""},
+		{"topic_tag", func(k *Kafka) { k.TopicTag = "topic" }, "t1", 3, ""},
+		{"topic_tag excluded", func(k *Kafka) { k.TopicTag, k.ExcludeTopicTag = "topic", true }, "t1", 2, ""},
+		{"missing topic_tag", func(k *Kafka) { k.TopicTag = "nope" }, "telegraf", 3, ""},
+		{"suffix measurement", func(k *Kafka) { k.TopicSuffix = TopicSuffix{Method: "measurement", Separator: "_"} }, "telegraf_cpu", 3, ""},
+		{"suffix tags", func(k *Kafka) {
+			k.TopicSuffix = TopicSuffix{Method: "tags", Keys: []string{"dc", "nope", "host"}, Separator: "."}
+		}, "telegraf.eu.h1", 3, ""},
+		{"routing_tag", func(k *Kafka) { k.RoutingTag = "host" }, "telegraf", 3, "h1"},
+		{"routing_key fallback", func(k *Kafka) { k.RoutingTag, k.RoutingKey = "nope", "fixed" }, "telegraf", 3, "fixed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newTestOutput(t, tc.edit)
+			got, topic := k.topic(m)
+			require.Equal(t, tc.topic, topic)
+			require.Len(t, got.Tags(), tc.tags)
+			key, ok := k.appendKey(nil, got)
+			require.Equal(t, tc.key != "", ok)
+			require.Equal(t, tc.key, string(key))
+		})
+	}
+	k := newTestOutput(t, func(k *Kafka) { k.RoutingKey = "random" })
+	a, _ := k.appendKey(nil, m)
+	b, _ := k.appendKey(nil, m)
+	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, string(a))
+	require.NotEqual(t, a, b)
+}
+
+func TestTimestampAndHeaders(t *testing.T) {
+	m := metric("cpu", map[string]string{"host": "h1"}, map[string]any{"v": 1.5})
+	k := newTestOutput(t, func(k *Kafka) {
+		k.Headers = map[string]string{"name": "{{ .Name }}", "host": `{{ .Tag "host" }}`, "v": `{{ .Field "v" }}`, "bad": `{{ .Nope }}`}
+	})
+	require.Equal(t, m.Time(), k.timestamp(m))
+	require.True(t, k.timestamp(m.WithTime(time.Unix(-1, 0))).IsZero(), "Kafka has no time before 1970")
+	hs, err := k.headers(m)
+	require.ErrorContains(t, err, `header "bad"`)
+	require.Equal(t, []kgo.RecordHeader{{Key: "host", Value: []byte("h1")}, {Key: "name", Value: []byte("cpu")}, {Key: "v", Value: []byte("1.5")}}, hs)
+	now := newTestOutput(t, func(k *Kafka) { k.ProducerTimestamp = "now" })
+	require.True(t, now.timestamp(m).IsZero(), "the client stamps the time of the write")
+}
+
+// TestSplit checks that a metric larger than max_message_bytes is split into parts that
+// each fit, and that a field that fits nowhere is left out and counted.
+func TestSplit(t *testing.T) {
+	big := strings.Repeat("x", 300)
+	fields := map[string]any{}
+	for _, c := range "abcdefghij" {
+		fields[string(c)] = big
+	}
+	k := newTestOutput(t, func(k *Kafka) { k.MaxMessageBytes = 1000 })
+	j := k.w.prepare([]morse.Metric{
+		metric("split", map[string]string{"host": "h"}, fields),
+		metric("huge", nil, map[string]any{"v": strings.Repeat("y", 2000)}),
+		metric("partly", nil, map[string]any{"ok": 1.0, "v": strings.Repeat("y", 2000)}),
+	})
+	// Halving 10 fields of 300 bytes under 907: 5+5, each 2+(1+2).
+	require.Equal(t, []metricState{
+		{records: 6},
+		{skipped: 1, reason: ReasonMessageTooLarge, err: j.metrics[1].err},
+		{records: 1, skipped: 1, reason: ReasonMessageTooLarge, err: j.metrics[2].err},
+	}, j.metrics)
+	seen := map[string]bool{}
+	for _, r := range j.recs[:6] {
+		require.LessOrEqual(t, len(r.Value), 1000-recordOverhead)
+		require.True(t, strings.HasPrefix(string(r.Value), "split,host=h "), "%s", r.Value)
+		for _, c := range "abcdefghij" {
+			if strings.Contains(string(r.Value), string(c)+`="x`) {
+				require.False(t, seen[string(c)], "field %c twice", c)
+				seen[string(c)] = true
+			}
+		}
+	}
+	require.Len(t, seen, 10, "every field in exactly one part")
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err       error
+		reason    string
+		permanent bool
+		batchWide bool
+	}{
+		{kerr.MessageTooLarge, ReasonMessageTooLarge, true, true},
+		{kerr.InvalidTimestamp, ReasonInvalidTimestamp, true, true},
+		{kerr.InvalidRecord, ReasonInvalidRecord, true, true},
+		{kerr.InvalidTopicException, ReasonInvalidTopic, true, false},
+		{kerr.UnknownTopicOrPartition, "", false, false},
+		{kerr.TopicAuthorizationFailed, "", false, false},
+		{kerr.SaslAuthenticationFailed, "", false, false},
+		{kgo.ErrRecordTimeout, "", false, false},
+		{errors.New("dial tcp: connection refused"), "", false, false},
+	} {
+		reason, permanent, batchWide := classify(tc.err)
+		require.Equal(t, []any{tc.reason, tc.permanent, tc.batchWide}, []any{reason, permanent, batchWide}, "%v", tc.err)
+	}
+}

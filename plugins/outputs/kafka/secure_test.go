@@ -1,0 +1,114 @@
+package kafka
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testserver"
+)
+
+// TestSecureBroker runs against a broker with SASL users, TLS with a client certificate, the
+// authorizer, and no topic auto-creation: every way in, and the failures that an operator
+// fixes while the data waits, which must therefore be retried.
+func TestSecureBroker(t *testing.T) {
+	t.Parallel()
+	srv := startKafka(t, testserver.KafkaOptions{
+		Users:              []testserver.KafkaUser{{Name: testserver.KafkaAdmin, Password: "admin-secret"}, {Name: "bob", Password: "bob-secret"}},
+		TLS:                true,
+		TLSClientAuth:      "required",
+		Authorizer:         true,
+		NoAutoCreateTopics: true,
+	})
+	srv.CreateTopic(t, "secure", 1, nil)
+	one := func(v float64) []morse.Metric { return []morse.Metric{metric("m", nil, map[string]any{"v": v})} }
+
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
+		for _, overTLS := range []bool{false, true} {
+			name := mech
+			if overTLS {
+				name += " over TLS"
+			}
+			t.Run(name, func(t *testing.T) {
+				addr := srv.SASLAddr()
+				if overTLS {
+					addr = srv.SASLTLSAddr()
+				}
+				k := connect(t, addr, func(k *Kafka) {
+					k.Topic, k.SASLMechanism = "secure", mech
+					k.SASLUsername, k.SASLPassword = testserver.KafkaAdmin, "admin-secret"
+					if overTLS {
+						k.TLSCA = srv.CAFile()
+					}
+				})
+				require.NoError(t, write(t, k, one(1)))
+			})
+		}
+	}
+
+	t.Run("TLS client certificate", func(t *testing.T) {
+		k := connect(t, srv.TLSAddr(), func(k *Kafka) {
+			k.Topic, k.TLSCA, k.TLSCert, k.TLSKey = "secure", srv.CAFile(), srv.ClientCertFile(), srv.ClientKeyFile()
+		})
+		require.NoError(t, write(t, k, one(2)))
+	})
+
+	t.Run("connect refused", func(t *testing.T) {
+		for name, edit := range map[string]func(*Kafka){
+			"wrong password": func(k *Kafka) {
+				k.Brokers, k.SASLUsername, k.SASLPassword = []string{srv.SASLAddr()}, testserver.KafkaAdmin, "wrong"
+			},
+			"unknown CA": func(k *Kafka) { k.Brokers, k.EnableTLS = []string{srv.SASLTLSAddr()}, ptr(true) },
+		} {
+			k := New()
+			k.Timeout = morse.Duration(5 * time.Second)
+			k.SetLogger(slog.New(slog.NewTextHandler(logWriter{t}, nil)))
+			edit(k)
+			require.NoError(t, k.Validate())
+			require.NoError(t, k.Init())
+			require.Error(t, k.Connect(t.Context()), name)
+		}
+	})
+
+	t.Run("unknown topic is retried until it exists", func(t *testing.T) {
+		k := connect(t, srv.Addr(), func(k *Kafka) { k.Topic = "created-later" })
+		err := write(t, k, one(3))
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
+		require.ErrorContains(t, err, "UNKNOWN_TOPIC_OR_PARTITION")
+		srv.CreateTopic(t, "created-later", 1, nil)
+		_, err = writeUntilSettled(t, k, one(3), 100*time.Millisecond)
+		require.NoError(t, err)
+		require.Len(t, srv.WaitRecords(t, "created-later", 1), 1)
+	})
+
+	t.Run("authorization is retried until granted", func(t *testing.T) {
+		k := connect(t, srv.SASLAddr(), func(k *Kafka) {
+			k.Topic, k.SASLUsername, k.SASLPassword = "secure", "bob", "bob-secret"
+		})
+		err := write(t, k, one(4))
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
+		require.ErrorContains(t, err, "AUTHORIZATION_FAILED")
+		acl := kadm.NewACLs().Allow("User:bob").Topics("secure").
+			Operations(kadm.OpWrite, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		res, err := srv.Admin(t).CreateACLs(ctx, acl)
+		require.NoError(t, err)
+		for _, r := range res {
+			require.NoError(t, r.Err)
+		}
+		_, err = writeUntilSettled(t, k, one(4), 100*time.Millisecond)
+		require.NoError(t, err)
+	})
+
+	// Every write that succeeded is there once; none that failed is.
+	got := decode(t, "influx", srv.ReadTopic(t, "secure"))
+	require.Len(t, got, 8)
+}
+
+func ptr[T any](v T) *T { return &v }
