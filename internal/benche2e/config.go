@@ -14,6 +14,7 @@ type agentConfig struct {
 	ReadBufferSize string
 	SinkAddr       string // host:port of the sink
 	InternalFile   string // where inputs.internal's counters go; empty leaves them out
+	BufferDir      string // the disk buffer's directory; empty keeps the memory buffer
 }
 
 // render writes the config: the one listener, the InfluxDB output to the sink with the
@@ -43,6 +44,9 @@ func (c agentConfig) render() string {
   database = "bench"
   skip_database_creation = true
 `, "http://"+c.SinkAddr)
+	if c.BufferDir != "" {
+		fmt.Fprintf(&b, "  buffer_strategy = \"disk\"\n  buffer_directory = %q\n", c.BufferDir)
+	}
 	if c.InternalFile != "" {
 		fmt.Fprintf(&b, `
 [[inputs.internal]]

@@ -90,6 +90,10 @@ func (o *options) scenarios() []scenario {
 	return []scenario{
 		{Name: "sink-direct", Transport: "http", Connections: o.httpConns, LinesPerRequest: 1000},
 		{Name: "http", Transport: "http", Input: "influxdb_listener", Connections: o.httpConns, LinesPerRequest: 1000},
+		// The same with the disk buffer: every body is written to disk before it is
+		// answered, and read back from there to the sink.
+		{Name: "http-disk", Transport: "http", Input: "influxdb_listener", Connections: o.httpConns, LinesPerRequest: 1000,
+			BufferStrategy: "disk"},
 		{Name: "tcp", Transport: "tcp", Input: "socket_listener", Connections: 1, LinesPerRequest: 1000},
 		// About 1.3 KB per datagram, under a 1500-byte MTU, as UDP senders keep them. A UDP
 		// sender cannot be slowed down, so the socket's receive buffer is all that absorbs a

@@ -74,6 +74,9 @@ func TestConfigRendersTheDefaultsTheTargetsNeed(t *testing.T) {
 	require.NotContains(t, conf, "read_buffer_size", "the OS default unless a scenario asks")
 	udp := agentConfig{Input: "socket_listener", Listen: "udp://127.0.0.1:9", ReadBufferSize: "4MiB"}.render()
 	require.Contains(t, udp, "service_address = \"udp://127.0.0.1:9\"\n  read_buffer_size = \"4MiB\"\n")
+	require.NotContains(t, conf, "buffer_strategy", "the memory buffer unless a scenario asks")
+	disk := agentConfig{Input: "influxdb_listener", Listen: "127.0.0.1:9", SinkAddr: "127.0.0.1:8", BufferDir: "/tmp/b"}.render()
+	require.Contains(t, disk, "buffer_strategy = \"disk\"\n  buffer_directory = \"/tmp/b\"\n")
 }
 
 func TestFreePort(t *testing.T) {

@@ -32,6 +32,8 @@ type scenario struct {
 	UDPPayload int `json:"udp_payload,omitempty"`
 	// ReadBufferSize is the listener's read_buffer_size; empty keeps the OS default.
 	ReadBufferSize string `json:"read_buffer_size,omitempty"`
+	// BufferStrategy is the output's buffer_strategy; empty keeps the memory buffer.
+	BufferStrategy string `json:"buffer_strategy,omitempty"`
 }
 
 // env is what every scenario shares.
@@ -197,7 +199,11 @@ func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
 	if sc.Input == "socket_listener" {
 		listen = network + "://" + a.addr
 	}
-	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: e.sinkAddr, InternalFile: a.internalFile}
+	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: e.sinkAddr,
+		InternalFile: a.internalFile}
+	if sc.BufferStrategy == "disk" {
+		conf.BufferDir = filepath.Join(e.dir, sc.Name+"-buffer")
+	}
 	confPath := filepath.Join(e.dir, sc.Name+".conf")
 	if err := os.WriteFile(confPath, []byte(conf.render()), 0o600); err != nil {
 		return nil, err
