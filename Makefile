@@ -45,9 +45,13 @@ test-deps:
 	bash scripts/ensure-packaging-tools.sh
 	bash scripts/ensure-kafka.sh >/dev/null
 
-## test: vet, then every test under the race detector, real servers included.
+## test: vet, then every test under the race detector, real servers included, then the Debian
+## package under a real systemd (test-systemd).
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 12m ./...
+	bash scripts/ensure-packaging-tools.sh
+	$(GO) vet -tags systemd ./internal/systemdtest
+	$(GO) test -tags systemd -count=1 -timeout 20m ./internal/systemdtest
 
 vet:
 	$(GO) vet ./...
