@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -22,6 +23,7 @@ type flusher struct {
 	drops     *dropper
 	stats     *outputStats
 	writing   busy.Since      // a round of writes in flight
+	inFlight  atomic.Int64    // metrics in the round of writes in flight
 	logRetry  func(err error) // logs a failure that will be retried, throttled
 }
 
@@ -51,9 +53,11 @@ func (f *flusher) flush(ctx context.Context) error {
 		if n == 0 {
 			return nil
 		}
+		f.inFlight.Store(int64(todoTaken(f.flights[:n])))
 		f.writing.Start(time.Now())
 		f.write(ctx, f.flights[:n])
 		f.writing.Done()
+		f.inFlight.Store(0)
 		if err := f.settle(f.flights[:n]); err != nil {
 			return err
 		}
@@ -73,6 +77,14 @@ func (f *flusher) take(todo *int) int {
 		}
 		*todo -= len(fl.batch)
 		n++
+	}
+	return n
+}
+
+func todoTaken(fs []flight) int {
+	n := 0
+	for i := range fs {
+		n += len(fs[i].batch)
 	}
 	return n
 }

@@ -174,3 +174,44 @@ func TestRetryLimitsByClass(t *testing.T) {
 		})
 	}
 }
+
+// ignoringOutput blocks in Write until release closes, whatever its context says.
+type ignoringOutput struct {
+	testutil.ScriptOutput
+	release chan struct{}
+}
+
+func (o *ignoringOutput) Write(context.Context, []morse.Metric) error {
+	<-o.release
+	return nil
+}
+
+// TestCloseAbandonsAWriteThatIgnoresItsContext: the hard shutdown waits a moment for a
+// cancelled write, then closes without it, so that the process can exit, and counts what the
+// write held and what the buffer held as dropped at shutdown.
+func TestCloseAbandonsAWriteThatIgnoresItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &ignoringOutput{release: make(chan struct{})}
+		var events []DropEvent
+		w, err := NewWriter(out, Options{BatchSize: 4, FlushInterval: time.Hour, WriteTimeout: time.Minute,
+			OnDrop: collectDrops(&events), Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 6))) // 4 in flight, 2 buffered
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		var unsent *UnsentError
+		require.ErrorAs(t, w.Close(ctx), &unsent)
+		require.Equal(t, time.Second+abandonAfter, time.Since(start))
+		require.Equal(t, 2, unsent.Left)
+		st := w.Stats()
+		require.Equal(t, int64(6), st.DroppedByReason[morse.ReasonShutdown], "the 4 in flight and the 2 buffered")
+		var sum int
+		for _, ev := range events {
+			sum += ev.Count
+		}
+		require.Equal(t, 6, sum)
+		close(out.release)
+	})
+}

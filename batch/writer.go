@@ -230,7 +230,7 @@ func (w *Writer) Close(ctx context.Context) error {
 		case <-w.done:
 		case <-ctx.Done():
 			w.hardStop()
-			<-w.done
+			w.awaitFlushLoop()
 		}
 		w.hardStop()
 		var errs []error
@@ -254,6 +254,27 @@ func (w *Writer) Close(ctx context.Context) error {
 		w.closeErr = errors.Join(errs...)
 	})
 	return w.closeErr
+}
+
+// abandonAfter is how long the hard shutdown waits for a write to return once its context
+// is cancelled. An output's Write must return soon after; one that ignores its context
+// would otherwise keep the agent from ever exiting, and a service manager from restarting
+// it, so the writer gives up on it and the batch it holds.
+const abandonAfter = 2 * time.Second
+
+// awaitFlushLoop waits for the flush goroutine to end after the hard shutdown, at most
+// abandonAfter.
+func (w *Writer) awaitFlushLoop() {
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case <-w.done:
+	case <-t.C:
+		n := int(w.flusher.inFlight.Load())
+		w.log.Error("a write ignored its cancellation; closing without it", "waited", abandonAfter, "metrics", n)
+		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: n,
+			Err: fmt.Errorf("output %s: a write ignored its cancellation for %s", w.opts.Name, abandonAfter)})
+	}
 }
 
 // dropLeft takes what the buffer still holds out of it and reports it lost.

@@ -22,6 +22,8 @@ import (
 const (
 	version1 = "1.0.0~systemdtest1"
 	version2 = "1.0.0~systemdtest2"
+	// versionWedged is a build with -tags wedgetest: plugins that ignore their contexts.
+	versionWedged = "1.0.0~systemdtest3"
 )
 
 var (
@@ -57,7 +59,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(debDir)
-	for i, v := range []string{version1, version2} {
+	for i, v := range []string{version1, version2, versionWedged} {
 		if err := buildDeb(ctx, v, filepath.Join(debDir, fmt.Sprintf("morse%d.deb", i+1))); err != nil {
 			return 0, err
 		}
@@ -74,7 +76,7 @@ func buildDeb(ctx context.Context, version, dst string) error {
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "morse")
 	steps := [][]string{
-		{"go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=" + version, "-o", bin, "./cmd/morse"},
+		{"go", "build", "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version=" + version, "-o", bin, "./cmd/morse"},
 		{"go", "run", "./internal/mkdeb", "--binary", bin, "--out", dir, "--version", version},
 	}
 	for _, s := range steps {
@@ -86,6 +88,32 @@ func buildDeb(ctx context.Context, version, dst string) error {
 		}
 	}
 	return os.Rename(filepath.Join(dir, "morse_"+version+"_amd64.deb"), dst)
+}
+
+// tagsOf is the build tags of a test version: the wedged one has plugins that hang.
+func tagsOf(version string) string {
+	if version == versionWedged {
+		return "wedgetest"
+	}
+	return ""
+}
+
+// TestWatchdogRestartsAWedgedAgent: an output whose write ignores its context wedges the
+// flush loop; the agent stops feeding the watchdog, says why, and systemd restarts the
+// service with result watchdog.
+func TestWatchdogRestartsAWedgedAgent(t *testing.T) {
+	m := bootMachine(t, image)
+	m.copyIn(t, filepath.Join(debDir, "morse3.deb"), "/root/pkg3.deb")
+	m.sh(t, "DEBIAN_FRONTEND=noninteractive dpkg -i /root/pkg3.deb 2>&1")
+	m.writeFile(t, "/etc/morse/morse.d/wedged.conf", "[[outputs.wedged]]\n  flush_interval = \"1s\"\n")
+	after := m.cursor(t)
+	m.sh(t, "systemctl restart morse")
+	m.waitJournal(t, after, "not pinging the service manager", 90*time.Second, 3)
+	m.waitJournal(t, after, "Watchdog timeout", 90*time.Second, 7)
+	m.waitJournal(t, after, "Failed with result 'watchdog'", 90*time.Second, 7)
+	m.waitFor(t, "systemctl show -p NRestarts --value morse", 90*time.Second, "a restart", func(s string) bool {
+		return strings.TrimSpace(s) != "0"
+	})
 }
 
 // parseLines parses the complete lines of line protocol, failing on any bad line. A file

@@ -100,13 +100,9 @@ func (c *Config) TLSConfig() (*tls.Config, error) {
 		InsecureSkipVerify: c.InsecureSkipVerify, //nolint:gosec // an explicit operator choice
 	}
 	if c.CA != "" {
-		pem, err := os.ReadFile(c.CA)
+		pool, err := LoadCAs(c.CA)
 		if err != nil {
 			return nil, morse.Errorf("tls_ca", "%v", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, morse.Errorf("tls_ca", "%s holds no PEM certificate", c.CA)
 		}
 		cfg.RootCAs = pool
 	}
@@ -118,6 +114,19 @@ func (c *Config) TLSConfig() (*tls.Config, error) {
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// LoadCAs reads a PEM file of CA certificates into a pool.
+func LoadCAs(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
 }
 
 // cipherSuites reads tls_cipher_suites. Insecure suites are refused: Telegraf offers them on

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/clienttls"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 // setupHTTP builds the client for ILP over HTTP; o.mu is held.
@@ -31,18 +31,21 @@ func (o *QuestDB) setupHTTP(s settings, tlsCfg *tls.Config) error {
 // string's tls_verify and tls_roots on top. Nil when the protocol has no TLS.
 func (o *QuestDB) tlsConfig(s settings) (*tls.Config, error) {
 	if !s.tls {
-		if o.Options.Set() {
+		if o.Config.Configured() {
 			return nil, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\"")
 		}
 		return nil, nil
 	}
-	cfg, err := o.Options.Config()
+	cfg, err := o.Config.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
+	if cfg == nil { // no tls_* option: Go's verified defaults, at least TLS 1.2
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
 	cfg.InsecureSkipVerify = cfg.InsecureSkipVerify || s.tlsInsecure
 	if s.tlsRoots != "" {
-		pool, err := clienttls.LoadCAs(s.tlsRoots)
+		pool, err := tlsclient.LoadCAs(s.tlsRoots)
 		if err != nil {
 			return nil, morse.Errorf("conf", "tls_roots: %w", err)
 		}

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/clienttls"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -85,7 +85,7 @@ type QuestDB struct {
 	TCPConfirmDelay morse.Duration `toml:"tcp_confirm_delay"`
 	// UserAgent is sent with every HTTP request.
 	UserAgent string `toml:"user_agent"`
-	clienttls.Options
+	tlsclient.Config
 
 	log *slog.Logger
 
@@ -148,7 +148,7 @@ func (o *QuestDB) Validate() error {
 	var errs []error
 	if s, err := o.resolve(); err != nil {
 		errs = append(errs, err)
-	} else if !s.tls && o.Options.Set() {
+	} else if !s.tls && o.Config.Configured() {
 		errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
 	}
 	if o.Timeout < 0 {
@@ -163,7 +163,7 @@ func (o *QuestDB) Validate() error {
 	if o.TCPConfirmDelay < 0 {
 		errs = append(errs, morse.Errorf("tcp_confirm_delay", "must not be negative"))
 	}
-	errs = append(errs, o.Options.Validate()...)
+	errs = append(errs, o.Config.Validate())
 	return errors.Join(errs...)
 }
 
