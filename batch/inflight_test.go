@@ -31,8 +31,14 @@ func (o *slowOutput) Write(ctx context.Context, batch []morse.Metric) error {
 			break
 		}
 	}
-	time.Sleep(o.rtt)
-	o.inFlight.Add(-1)
+	defer o.inFlight.Add(-1)
+	t := time.NewTimer(o.rtt)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done(): // as an output must: the round trip is abandoned when cancelled
+		return ctx.Err()
+	}
 	return o.ScriptOutput.Write(ctx, batch)
 }
 
