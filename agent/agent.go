@@ -185,6 +185,7 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
 	}
 	opts.NewBuffer, ro.bufferDir = newBuffer, dir
+	opts.BufferMaxBytes, opts.BufferMaxAge = a.memoryBounds(oc)
 	if path := oc.Common.DeadLetterFile; path != "" {
 		// The dead letter keeps every type: unsigned integers stay `u`, as they arrived.
 		ser := influx.New(influx.Options{UintSupport: true})

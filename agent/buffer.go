@@ -17,7 +17,7 @@ import (
 func (a *Agent) bufferFor(oc *config.OutputConfig) (func(int, batch.Eviction) (batch.Buffer, error), string, error) {
 	bc := oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig)
 	if bc.Strategy != config.BufferDisk {
-		return nil, "", nil
+		return nil, "", nil // the writer bounds its memory buffer by memoryBounds
 	}
 	every, err := bc.SyncInterval()
 	if err != nil {
@@ -56,6 +56,12 @@ func (a *Agent) handOverDiskBuffers(old []*runningOutput, next []*runningOutput,
 			_ = ro.w.Close(canceledContext())
 		}
 	}
+}
+
+// memoryBounds are buffer_max_bytes and buffer_max_age of oc, for its memory buffer.
+func (a *Agent) memoryBounds(oc *config.OutputConfig) (int64, time.Duration) {
+	bc := oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig)
+	return int64(bc.MaxBytes), time.Duration(bc.MaxAge)
 }
 
 var unsafeDirChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

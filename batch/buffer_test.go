@@ -3,6 +3,7 @@ package batch
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,7 +15,10 @@ import (
 // implementation is one more line here.
 var bufferImpls = map[string]func(t *testing.T, limit int, ev Eviction) Buffer{
 	"memory": func(_ *testing.T, limit int, ev Eviction) Buffer { return NewMemoryBuffer(limit, ev) },
-	"disk":   newSuiteDiskBuffer,
+	"bounded memory": func(_ *testing.T, limit int, ev Eviction) Buffer {
+		return NewBoundedMemoryBuffer(limit, ev, MemoryBounds{MaxBytes: 1 << 30, MaxAge: time.Hour})
+	},
+	"disk": newSuiteDiskBuffer,
 }
 
 // evictions records what a buffer reports evicting.

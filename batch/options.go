@@ -18,6 +18,12 @@ type Options struct {
 	FlushJitter   time.Duration // each wait is FlushInterval ± FlushJitter, uniform; 0
 	BufferLimit   int           // metrics held while the sink is slow or down; 10000
 
+	// BufferMaxBytes and BufferMaxAge bound the memory buffer further than BufferLimit: past
+	// either, the oldest metrics go, counted as buffer_bytes or too_old (see
+	// BoundedMemoryBuffer). Zero: no such bound. A NewBuffer has bounds of its own.
+	BufferMaxBytes int64
+	BufferMaxAge   time.Duration
+
 	// NewBuffer builds the buffer in place of the in-memory ring, for example a disk buffer.
 	// It gets BufferLimit and the Eviction that the buffer must report evictions to.
 	NewBuffer func(limit int, evict Eviction) (Buffer, error)

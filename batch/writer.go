@@ -147,6 +147,10 @@ func (w *Writer) newBuffer() (Buffer, error) {
 	if w.opts.NewBuffer != nil {
 		return w.opts.NewBuffer(w.opts.BufferLimit, ev)
 	}
+	if w.opts.BufferMaxBytes > 0 || w.opts.BufferMaxAge > 0 {
+		return NewBoundedMemoryBuffer(w.opts.BufferLimit, ev,
+			MemoryBounds{MaxBytes: w.opts.BufferMaxBytes, MaxAge: w.opts.BufferMaxAge}), nil
+	}
 	return NewMemoryBuffer(w.opts.BufferLimit, ev), nil
 }
 
