@@ -1,0 +1,6 @@
+// Package all registers every processor plugin.
+package all
+
+import (
+	_ "github.com/morse-agent/morse/plugins/processors/rename" // registers processors.rename
+)
