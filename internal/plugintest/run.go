@@ -95,8 +95,9 @@ var processorModes = []processorMode{
 	{name: "lines", lines: true},
 }
 
-// NewProcessor builds the processor of a case from its config, with clock as its clock.
-type NewProcessor func(t testing.TB, c Case, clock *Clock) morse.Processor
+// NewProcessor returns a processor with its defaults set, taking its time from clock if it
+// needs any. The harness decodes the case's config into it (see Decode).
+type NewProcessor func(clock *Clock) morse.Processor
 
 // RunProcessors checks every case in dir. Each case runs three times with a new processor:
 // the lines between two directives in one Apply call, one metric per Apply call, and as
@@ -117,7 +118,8 @@ func RunProcessors(t *testing.T, dir string, newProc NewProcessor) {
 
 func runProcessor(t *testing.T, c Case, newProc NewProcessor, mode processorMode) string {
 	clock := &Clock{t: Start}
-	p := newProc(t, c, clock)
+	p := newProc(clock)
+	Decode(t, c.Config, p)
 	var out []morse.Metric
 	for _, s := range steps(t, c.In) {
 		in := Parse(t, s.lines, mode.lines)
@@ -133,8 +135,9 @@ func runProcessor(t *testing.T, c Case, newProc NewProcessor, mode processorMode
 	return Format(out)
 }
 
-// NewAggregator builds the aggregator of a case from its config, with clock as its clock.
-type NewAggregator func(t testing.TB, c Case, clock *Clock) morse.Aggregator
+// NewAggregator returns an aggregator with its defaults set, taking its time from clock if it
+// needs any. The harness decodes the case's config into it.
+type NewAggregator func(clock *Clock) morse.Aggregator
 
 // RunAggregators checks every case in dir, once with plain metrics and once with metrics
 // held as line-protocol text. The metrics go to Add one by one; at each "# push" the
@@ -152,7 +155,8 @@ func RunAggregators(t *testing.T, dir string, newAgg NewAggregator) {
 
 func runAggregator(t *testing.T, c Case, newAgg NewAggregator, lines bool) string {
 	clock := &Clock{t: Start}
-	a := newAgg(t, c, clock)
+	a := newAgg(clock)
+	Decode(t, c.Config, a)
 	var b strings.Builder
 	for _, s := range steps(t, c.In) {
 		for _, m := range Parse(t, s.lines, lines) {

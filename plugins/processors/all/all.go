@@ -2,5 +2,6 @@
 package all
 
 import (
-	_ "github.com/morse-agent/morse/plugins/processors/rename" // registers processors.rename
+	_ "github.com/morse-agent/morse/plugins/processors/converter" // registers processors.converter
+	_ "github.com/morse-agent/morse/plugins/processors/rename"    // registers processors.rename
 )

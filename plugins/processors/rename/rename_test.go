@@ -10,11 +10,7 @@ import (
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(t testing.TB, c plugintest.Case, _ *plugintest.Clock) morse.Processor {
-		r := &Rename{}
-		plugintest.Decode(t, c.Config, r)
-		return r
-	})
+	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Rename{} })
 }
 
 func TestValidate(t *testing.T) {
