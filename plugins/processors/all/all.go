@@ -3,5 +3,6 @@ package all
 
 import (
 	_ "github.com/morse-agent/morse/plugins/processors/converter" // registers processors.converter
+	_ "github.com/morse-agent/morse/plugins/processors/regex"     // registers processors.regex
 	_ "github.com/morse-agent/morse/plugins/processors/rename"    // registers processors.rename
 )
