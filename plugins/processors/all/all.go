@@ -5,4 +5,5 @@ import (
 	_ "github.com/morse-agent/morse/plugins/processors/converter" // registers processors.converter
 	_ "github.com/morse-agent/morse/plugins/processors/regex"     // registers processors.regex
 	_ "github.com/morse-agent/morse/plugins/processors/rename"    // registers processors.rename
+	_ "github.com/morse-agent/morse/plugins/processors/strings"   // registers processors.strings
 )
