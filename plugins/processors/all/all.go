@@ -3,6 +3,7 @@ package all
 
 import (
 	_ "github.com/morse-agent/morse/plugins/processors/converter" // registers processors.converter
+	_ "github.com/morse-agent/morse/plugins/processors/dedup"     // registers processors.dedup
 	_ "github.com/morse-agent/morse/plugins/processors/defaults"  // registers processors.defaults
 	_ "github.com/morse-agent/morse/plugins/processors/enum"      // registers processors.enum
 	_ "github.com/morse-agent/morse/plugins/processors/override"  // registers processors.override
