@@ -9,27 +9,49 @@ import (
 	"github.com/morse-agent/morse"
 )
 
-// BenchProcessor measures p on the batch ms. Beside the usual figures per batch it reports
-// ns/metric, allocs/metric, and cpu-ns/metric: the process's CPU time per metric, which
-// stays meaningful on a machine shared with other work, where wall time is inflated by
-// waiting for a core. Each round hands p a fresh copy of ms, because Apply may reuse the
-// batch's backing array for its result.
+// BenchProcessor measures p on the batch ms, handing it the whole batch in one Apply call
+// per round. See BenchProcessorSingly for one metric per call.
+//
+// Beside the usual figures per round it reports ns/metric, allocs/metric, and cpu-ns/metric:
+// the process's CPU time per metric, which stays meaningful on a machine shared with other
+// work, where wall time is inflated by waiting for a core.
 func BenchProcessor(b *testing.B, p morse.Processor, ms []morse.Metric) {
 	b.Helper()
 	buf := make([]morse.Metric, len(ms))
+	bench(b, len(ms), func() {
+		copy(buf, ms) // Apply may reuse the batch's backing array for its result
+		p.Apply(buf)
+	})
+}
+
+// BenchProcessorSingly measures p with one metric per Apply call, taking the metrics of ms
+// in turn, which is how an input that adds one metric at a time drives a processor.
+func BenchProcessorSingly(b *testing.B, p morse.Processor, ms []morse.Metric) {
+	b.Helper()
+	buf := make([]morse.Metric, 1)
+	i := 0
+	bench(b, 1, func() {
+		buf[0] = ms[i]
+		if i++; i == len(ms) {
+			i = 0
+		}
+		p.Apply(buf)
+	})
+}
+
+func bench(b *testing.B, perRound int, round func()) {
 	var before, after runtime.MemStats
 	b.ReportAllocs()
 	runtime.ReadMemStats(&before)
 	cpu0 := cpuTime()
 	n := 0
 	for b.Loop() {
-		copy(buf, ms)
-		p.Apply(buf)
+		round()
 		n++
 	}
 	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
-	metrics := float64(n * len(ms))
+	metrics := float64(n * perRound)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/metrics, "ns/metric")
 	b.ReportMetric(float64(cpu.Nanoseconds())/metrics, "cpu-ns/metric")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/metrics, "allocs/metric")

@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -48,7 +47,7 @@ func TestBoundedMemory(t *testing.T) {
 	in := make([]morse.Metric, batch)
 	start := time.Now()
 	for i := 0; i < total; i += batch {
-		for j, tag := range distinctTags(i, batch) {
+		for j, tag := range plugintest.DistinctTags(i, batch, "id") {
 			in[j] = morse.NewMetric("m", tag, fields, tm)
 		}
 		require.Len(t, d.Apply(in), batch, "every series is new, so every metric passes")
@@ -59,25 +58,4 @@ func TestBoundedMemory(t *testing.T) {
 	grown := int64(heap) - int64(base)
 	t.Logf("%d series in %s; heap grew %d bytes (%d per remembered series)", total, elapsed, grown, grown/maxSeries)
 	require.Less(t, grown, int64(maxSeries*perSeries))
-}
-
-// distinctTags returns n one-tag lists id=first ... id=first+n-1 built with two allocations,
-// so that the test spends its time in the processor rather than in building metrics.
-func distinctTags(first, n int) [][]morse.Tag {
-	var digits []byte
-	ends := make([]int, n)
-	for i := range n {
-		digits = strconv.AppendInt(digits, int64(first+i), 10)
-		ends[i] = len(digits)
-	}
-	text := string(digits)
-	tags := make([]morse.Tag, n)
-	out := make([][]morse.Tag, n)
-	start := 0
-	for i := range n {
-		tags[i] = morse.Tag{Key: "id", Value: text[start:ends[i]]}
-		out[i] = tags[i : i+1 : i+1]
-		start = ends[i]
-	}
-	return out
 }
