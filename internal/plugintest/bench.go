@@ -1,7 +1,9 @@
 package plugintest
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,4 +66,28 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchAggregator measures a.Add on the metrics of ms, one per call, taken in turn, and
+// reports the same figures per metric as BenchProcessor. The series of ms stay within one
+// period: Push and Reset are not measured.
+func BenchAggregator(b *testing.B, a morse.Aggregator, ms []morse.Metric) {
+	b.Helper()
+	i := 0
+	bench(b, 1, func() {
+		a.Add(ms[i])
+		if i++; i == len(ms) {
+			i = 0
+		}
+	})
+}
+
+// BenchSeries returns one metric for each of n series of a system metric with two tags and
+// two float fields, the usual input of a benchmark.
+func BenchSeries(t testing.TB, n int) []morse.Metric {
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "cpu,cpu=cpu%d,host=web-%d usage_user=%d.5,usage_system=0.5 %d\n", i%8, i/8, i, 1704067200000000000+i)
+	}
+	return Parse(t, sb.String(), false)
 }
