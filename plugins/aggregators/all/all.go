@@ -1,0 +1,6 @@
+// Package all registers every aggregator plugin.
+package all
+
+import (
+	_ "github.com/morse-agent/morse/plugins/aggregators/basicstats" // registers aggregators.basicstats
+)
