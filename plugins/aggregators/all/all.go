@@ -3,4 +3,5 @@ package all
 
 import (
 	_ "github.com/morse-agent/morse/plugins/aggregators/basicstats" // registers aggregators.basicstats
+	_ "github.com/morse-agent/morse/plugins/aggregators/minmax"     // registers aggregators.minmax
 )
