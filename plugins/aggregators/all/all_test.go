@@ -15,7 +15,7 @@ import (
 func TestSamples(t *testing.T) {
 	reg := morse.DefaultRegistry()
 	names := reg.AggregatorNames()
-	require.Equal(t, []string{"basicstats", "final", "minmax"}, names)
+	require.Equal(t, []string{"basicstats", "final", "merge", "minmax"}, names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			info, _ := reg.Aggregator(name)
