@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,12 @@ func runProcessor(t *testing.T, c Case, newProc NewProcessor, mode processorMode
 	var out []morse.Metric
 	for _, s := range steps(t, c.In) {
 		in := Parse(t, s.lines, mode.lines)
+		// Metrics are values that share their slices: a processor must never write into
+		// the tags or fields it was given. Copies of the input, formatted again after
+		// Apply, show whether it did.
+		orig := slices.Clone(in)
+		before := Format(orig)
+		defer func() { require.Equal(t, before, Format(orig), "%s: the input metrics were changed in place", c.Path) }()
 		if mode.single {
 			for _, m := range in {
 				out = append(out, p.Apply([]morse.Metric{m})...)
@@ -159,9 +166,13 @@ func runAggregator(t *testing.T, c Case, newAgg NewAggregator, lines bool) strin
 	Decode(t, c.Config, a)
 	var b strings.Builder
 	for _, s := range steps(t, c.In) {
-		for _, m := range Parse(t, s.lines, lines) {
+		in := Parse(t, s.lines, lines)
+		orig := slices.Clone(in)
+		before := Format(orig)
+		for _, m := range in {
 			a.Add(m)
 		}
+		defer func() { require.Equal(t, before, Format(orig), "%s: the input metrics were changed in place", c.Path) }()
 		if s.directive == dirPush {
 			acc := &testutil.Accumulator{Now: clock.Now}
 			a.Push(acc)
