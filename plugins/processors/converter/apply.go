@@ -9,7 +9,8 @@ import (
 // converted tag is removed; so is one that fails to convert, except as a timestamp, which
 // Telegraf leaves in place.
 func (c *Converter) convertTags(e *edit.Editor) {
-	for _, key := range e.TagKeys() {
+	var buf edit.KeyBuf
+	for _, key := range e.AppendTagKeys(buf[:0]) {
 		to, ok := c.tags.find(key)
 		if !ok {
 			continue
@@ -40,7 +41,8 @@ func (c *Converter) convertTags(e *edit.Editor) {
 // convertFields converts the fields that a rule selects, in their order. A field that fails
 // to convert is removed, except as a timestamp, which Telegraf leaves in place.
 func (c *Converter) convertFields(e *edit.Editor) {
-	for _, key := range e.FieldKeys() {
+	var buf edit.KeyBuf
+	for _, key := range e.AppendFieldKeys(buf[:0]) {
 		to, ok := c.fields.find(key)
 		if !ok {
 			continue

@@ -8,7 +8,8 @@ import (
 // applyTags rewrites the values of the tags that the rule's key selects, looking at the tags
 // the metric had when the rule started, with their current values.
 func (c *Rule) applyTags(e *edit.Editor) {
-	for _, key := range e.TagKeys() {
+	var buf edit.KeyBuf
+	for _, key := range e.AppendTagKeys(buf[:0]) {
 		value, ok := e.Tag(key)
 		if !ok || !c.match.Match(key) || !c.re.MatchString(value) {
 			continue
@@ -40,7 +41,8 @@ func (c *Rule) setTag(e *edit.Editor, key, value string) {
 
 // applyFields rewrites the string fields that the rule's key selects.
 func (c *Rule) applyFields(e *edit.Editor) {
-	for _, key := range e.FieldKeys() {
+	var buf edit.KeyBuf
+	for _, key := range e.AppendFieldKeys(buf[:0]) {
 		v, ok := e.Field(key)
 		if !ok || v.Type() != morse.TypeString || !c.match.Match(key) || !c.re.MatchString(v.Str()) {
 			continue
@@ -63,7 +65,8 @@ func (c *Rule) applyFields(e *edit.Editor) {
 
 // applyTagRename renames the tags whose key matches (see rename).
 func (c *Rule) applyTagRename(e *edit.Editor) {
-	c.rename(e.TagKeys(), func(k string) bool { _, ok := e.Tag(k); return ok },
+	var buf edit.KeyBuf
+	c.rename(e.AppendTagKeys(buf[:0]), func(k string) bool { _, ok := e.Tag(k); return ok },
 		func(from, to string) { e.RenameTag(from, to) },
 		func(from, to string) { e.RenameTag(from, to) })
 }
@@ -71,7 +74,8 @@ func (c *Rule) applyTagRename(e *edit.Editor) {
 // applyFieldRename renames the fields whose key matches (see rename). A field renamed to a
 // free key keeps its place; one that overwrites another takes that one's place.
 func (c *Rule) applyFieldRename(e *edit.Editor) {
-	c.rename(e.FieldKeys(), e.HasField,
+	var buf edit.KeyBuf
+	c.rename(e.AppendFieldKeys(buf[:0]), e.HasField,
 		func(from, to string) { e.RenameFieldInPlace(from, to) },
 		func(from, to string) {
 			if v, ok := e.Field(from); ok {

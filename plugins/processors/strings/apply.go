@@ -12,29 +12,40 @@ func (o *Op) apply(e *edit.Editor) {
 		o.fieldValues(e)
 	}
 	if o.FieldKey != "" {
-		o.fieldKeys(e)
+		o.renameFields(e)
 	}
 	if o.Tag != "" {
 		o.tagValues(e)
 	}
 	if o.TagKey != "" {
-		o.tagKeys(e)
+		o.renameTags(e)
 	}
 	if o.Measurement != "" && (o.Measurement == "*" || o.Measurement == e.Name()) {
 		e.SetName(o.fn(e.Name()))
 	}
 }
 
-// selected returns the keys that name selects among keys: all of them for "*", else name
-// if it is there.
-func selected(name string, keys []string, has func(string) bool) []string {
+// fieldKeys and tagKeys append to dst the keys that name selects: every one for "*", else
+// name if it is there. The keys are a copy, so the caller may change the fields or tags
+// while it loops.
+func fieldKeys(e *edit.Editor, dst []string, name string) []string {
 	if name == "*" {
-		return keys
+		return e.AppendFieldKeys(dst)
 	}
-	if has(name) {
-		return []string{name}
+	if e.HasField(name) {
+		return append(dst, name)
 	}
-	return nil
+	return dst
+}
+
+func tagKeys(e *edit.Editor, dst []string, name string) []string {
+	if name == "*" {
+		return e.AppendTagKeys(dst)
+	}
+	if _, ok := e.Tag(name); ok {
+		return append(dst, name)
+	}
+	return dst
 }
 
 func (o *Op) dest(key, name string) string {
@@ -45,18 +56,20 @@ func (o *Op) dest(key, name string) string {
 }
 
 func (o *Op) fieldValues(e *edit.Editor) {
-	for _, key := range selected(o.Field, e.FieldKeys(), e.HasField) {
+	var buf edit.KeyBuf
+	for _, key := range fieldKeys(e, buf[:0], o.Field) {
 		if v, _ := e.Field(key); v.Type() == morse.TypeString {
 			e.SetField(o.dest(key, o.Field), morse.String(o.fn(v.Str())))
 		}
 	}
 }
 
-// fieldKeys renames fields. Like Telegraf, it removes the field and adds it again, so a
+// renameFields renames fields. Like Telegraf, it removes the field and adds it again, so a
 // renamed field goes last, even when its name did not change; an empty new name leaves the
 // field alone.
-func (o *Op) fieldKeys(e *edit.Editor) {
-	for _, key := range selected(o.FieldKey, e.FieldKeys(), e.HasField) {
+func (o *Op) renameFields(e *edit.Editor) {
+	var buf edit.KeyBuf
+	for _, key := range fieldKeys(e, buf[:0], o.FieldKey) {
 		if to := o.fn(key); to != "" {
 			v, _ := e.Field(key)
 			e.RemoveField(key)
@@ -66,16 +79,16 @@ func (o *Op) fieldKeys(e *edit.Editor) {
 }
 
 func (o *Op) tagValues(e *edit.Editor) {
-	has := func(k string) bool { _, ok := e.Tag(k); return ok }
-	for _, key := range selected(o.Tag, e.TagKeys(), has) {
+	var buf edit.KeyBuf
+	for _, key := range tagKeys(e, buf[:0], o.Tag) {
 		v, _ := e.Tag(key)
 		e.SetTag(o.dest(key, o.Tag), o.fn(v))
 	}
 }
 
-func (o *Op) tagKeys(e *edit.Editor) {
-	has := func(k string) bool { _, ok := e.Tag(k); return ok }
-	for _, key := range selected(o.TagKey, e.TagKeys(), has) {
+func (o *Op) renameTags(e *edit.Editor) {
+	var buf edit.KeyBuf
+	for _, key := range tagKeys(e, buf[:0], o.TagKey) {
 		if to := o.fn(key); to != "" {
 			e.RenameTag(key, to)
 		}

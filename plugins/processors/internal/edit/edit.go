@@ -81,13 +81,13 @@ func (e *Editor) SetTime(t time.Time) { e.tm, e.timeChanged = t, true }
 // (see TagKeys).
 func (e *Editor) Tags() []morse.Tag { return e.tags }
 
-// TagKeys returns the keys of the current tags in a new slice, for loops that change tags.
-func (e *Editor) TagKeys() []string {
-	keys := make([]string, len(e.tags))
-	for i, t := range e.tags {
-		keys[i] = t.Key
+// AppendTagKeys appends the keys of the current tags to dst, for loops that change tags.
+// A caller that passes a small array on its stack, as most do, allocates nothing.
+func (e *Editor) AppendTagKeys(dst []string) []string {
+	for _, t := range e.tags {
+		dst = append(dst, t.Key)
 	}
-	return keys
+	return dst
 }
 
 func (e *Editor) findTag(key string) (int, bool) {
@@ -152,15 +152,17 @@ func (e *Editor) RenameTag(from, to string) bool {
 // Fields returns the current fields in their order. The same caveats as for Tags apply.
 func (e *Editor) Fields() []morse.Field { return e.fields }
 
-// FieldKeys returns the keys of the current fields in a new slice, for loops that change
-// fields.
-func (e *Editor) FieldKeys() []string {
-	keys := make([]string, len(e.fields))
-	for i, f := range e.fields {
-		keys[i] = f.Key
+// AppendFieldKeys appends the keys of the current fields to dst, as AppendTagKeys does.
+func (e *Editor) AppendFieldKeys(dst []string) []string {
+	for _, f := range e.fields {
+		dst = append(dst, f.Key)
 	}
-	return keys
+	return dst
 }
+
+// KeyBuf is a key buffer for AppendTagKeys and AppendFieldKeys that metrics with up to 16
+// tags or fields do not outgrow.
+type KeyBuf [16]string
 
 func (e *Editor) findField(key string) int {
 	for i := range e.fields {
