@@ -10,47 +10,53 @@ import (
 
 // observeLine observes the tags of a metric held as line-protocol text without expanding
 // it, and reports whether the action applies to one of its keys. Keys and values are read
-// in place; only a key or measurement written with a backslash escape is copied.
+// in place, in one pass over the measurement and tag set; only a key or measurement written
+// with a backslash escape is copied.
 func (g *Guard) observeLine(lt morse.LineText) bool {
-	head, _ := lt.Split() // measurement[,key=value...]
-	end := nextUnescaped(head, 0, ',')
-	ms := g.t.measurement(unescape(head[:end]))
+	s := lt.Text
+	end, esc := scan(s, 0, ',', ' ')
+	ms := g.t.measurement(unescapeIf(s[:end], esc))
 	acting := false
-	for i := 0; end < len(head); i++ {
-		ks := end + 1
-		eq := nextUnescaped(head, ks, '=')
-		end = nextUnescaped(head, eq+1, ',')
-		key, value := unescape(head[ks:min(eq, len(head))]), head[min(eq+1, end):end]
-		if g.observe(g.t.recentKey(ms, i, key), hashEscaped(value)) {
+	for i := 0; end < len(s) && s[end] == ','; i++ {
+		eq, kesc := scan(s, end+1, '=', '=')
+		key := unescapeIf(s[end+1:eq], kesc)
+		vend, vesc := scan(s, min(eq+1, len(s)), ',', ' ')
+		value := s[min(eq+1, vend):vend]
+		h := xxhash.Sum64String(value)
+		if vesc {
+			h = hashEscaped(value)
+		}
+		if g.observe(g.t.recentKey(ms, i, key), h) {
 			acting = true
 		}
+		end = vend
 	}
 	return acting
 }
 
-// nextUnescaped returns the index of the first c at or after i that no backslash escapes,
-// or len(s). Byte searches, which take many bytes a step, find it when no backslash comes
-// first, as in most text.
-func nextUnescaped(s string, i int, c byte) int {
-	if i >= len(s) {
-		return len(s)
-	}
-	j := strings.IndexByte(s[i:], c)
-	if j < 0 {
-		j = len(s) - i
-	}
-	if strings.IndexByte(s[i:i+j], '\\') < 0 {
-		return i + j
-	}
+// scan returns the index of the first a or b at or after i that no backslash escapes, or
+// len(s), and whether it passed a backslash. Tokens of the tag set are short, so a plain
+// loop beats byte searches, which cost a call each.
+func scan(s string, i int, a, b byte) (int, bool) {
+	esc := false
 	for ; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
+		switch c := s[i]; {
+		case c == '\\':
+			esc = true
 			i++
-		case c:
-			return i
+		case c == a || c == b:
+			return i, esc
 		}
 	}
-	return len(s)
+	return len(s), esc
+}
+
+// unescapeIf unescapes s if it holds an escape.
+func unescapeIf(s string, esc bool) string {
+	if esc {
+		return unescape(s)
+	}
+	return s
 }
 
 // unescape drops the backslash of every escape; text without one comes back as it is.
