@@ -1,0 +1,72 @@
+package basicstats
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/selfstat"
+)
+
+func TestGolden(t *testing.T) {
+	plugintest.RunAggregators(t, "testdata", func(*plugintest.Clock) morse.Aggregator { return New() })
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		stats   []string
+		max     int
+		wantErr string
+	}{
+		{"defaults", nil, 10, ""},
+		{"all", known, 10, ""},
+		{"variance", []string{"variance"}, 10, `stats: unknown stat "variance": the variance is "s2"`},
+		{"unknown", []string{"median"}, 10, `stats: unknown stat "median"`},
+		{"max_series", nil, 0, "max_series: must be at least 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New()
+			b.Stats, b.MaxSeries = tt.stats, tt.max
+			err := b.Validate()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+// Metrics refused at max_series are counted and logged once per period at most.
+func TestRefusedAreCountedAndLogged(t *testing.T) {
+	var logs bytes.Buffer
+	b := New()
+	b.MaxSeries = 1
+	b.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+	reg := selfstat.New()
+	b.SetStats(selfstat.NewPluginStats(reg, "internal_basicstats", nil))
+	require.NoError(t, b.Init())
+	for _, m := range plugintest.Parse(t, "m,id=a v=1 1\nm,id=b v=1 1\nm,id=c v=1 1\n", false) {
+		b.Add(m)
+	}
+	acc := &testutil.Accumulator{}
+	b.Push(acc)
+	require.Len(t, acc.Metrics(), 1)
+	require.Contains(t, logs.String(), "basicstats: max_series reached")
+	require.Contains(t, logs.String(), "max_series=1 metrics=2")
+	require.Equal(t, int64(2), reg.Snapshot()[0].Fields[0].Value)
+}
+
+func BenchmarkAdd(b *testing.B) {
+	a := New()
+	a.Stats = known
+	require.NoError(b, a.Init())
+	plugintest.BenchAggregator(b, a, plugintest.BenchSeries(b, 64))
+}

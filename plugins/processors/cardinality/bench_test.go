@@ -1,0 +1,59 @@
+package cardinality
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/morse-agent/morse/internal/plugintest"
+)
+
+// steadyInput is 64 series of a typical system metric with four tags; all their values
+// have been seen, which is the guard's steady path.
+func steadyInput(b *testing.B, lines bool) []byte {
+	var sb strings.Builder
+	for i := range 64 {
+		fmt.Fprintf(&sb, "cpu,cpu=cpu%d,host=web-%d,region=eu-west,dc=fra usage_user=1.5,usage_system=0.5 1704067200000000000\n", i%8, i/8)
+	}
+	return []byte(sb.String())
+}
+
+func BenchmarkGuard(b *testing.B) {
+	for _, tt := range []struct {
+		name   string
+		lines  bool
+		singly bool
+	}{
+		{"steady/one-per-call", false, true},
+		{"steady/batch-64", false, false},
+		{"steady/line-metrics/one-per-call", true, true},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			g, _, _ := newGuard(b, func(g *Guard) { g.Now = time.Now })
+			ms := plugintest.Parse(b, string(steadyInput(b, tt.lines)), tt.lines)
+			g.Apply(append(ms[:0:0], ms...)) // every value seen once
+			if tt.singly {
+				plugintest.BenchProcessorSingly(b, g, ms)
+			} else {
+				plugintest.BenchProcessor(b, g, ms)
+			}
+		})
+	}
+	// New values all the time: a key under max_values that keeps growing, then one past it
+	// whose tag becomes a field in every metric.
+	for _, tt := range []struct {
+		name      string
+		maxValues int
+	}{{"churn/counting", 1 << 30}, {"churn/converting", 10}} {
+		b.Run(tt.name, func(b *testing.B) {
+			g, _, _ := newGuard(b, func(g *Guard) { g.MaxValues, g.Now = tt.maxValues, time.Now })
+			var sb strings.Builder
+			for i := range 4096 {
+				fmt.Fprintf(&sb, "req,host=web-1,request_id=%08x latency=12 1704067200000000000\n", i*2654435761)
+			}
+			ms := plugintest.Parse(b, sb.String(), false)
+			plugintest.BenchProcessorSingly(b, g, ms)
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package cardinality
+
+import (
+	"log/slog"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/morse-agent/morse"
+)
+
+// Apply passes the metrics of in through the guard, reusing in's backing array. On the
+// steady path (keys that are not acted on, values already seen in the current slot) it takes
+// one lock per call and allocates nothing. A metric held as line-protocol text is read
+// without expanding it, and stays text unless the action changes it.
+func (g *Guard) Apply(in []morse.Metric) []morse.Metric {
+	now := g.clock()
+	g.mu.Lock()
+	g.nowNano, g.epoch = now, floorDiv(now, g.slotWidth)
+	evicted := 0
+	out := in[:0]
+	for _, m := range in {
+		if m, keep := g.process(m); keep {
+			out = append(out, m)
+		}
+		if g.t.overBudget() {
+			evicted += g.t.evict()
+		}
+	}
+	if evicted > 0 {
+		g.stats.evicted.Add(int64(evicted))
+	}
+	g.stats.setGauges(g.t)
+	var events []event
+	if len(g.events) > 0 {
+		events = slices.Clone(g.events)
+		g.events = g.events[:0]
+	}
+	g.mu.Unlock()
+	for _, ev := range events {
+		g.logEvent(ev)
+	}
+	if evicted > 0 {
+		g.evictLog.Log(g.log, slog.LevelWarn, "cardinality: max_memory reached; forgot the tag keys seen longest ago",
+			"max_memory", int64(g.MaxMemory), "forgotten", evicted)
+	}
+	return out
+}
+
+// floorDiv divides rounding down, so that times before 1970 fall in the right slot too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// process observes every tag of m and applies the action if a key calls for it.
+func (g *Guard) process(m morse.Metric) (morse.Metric, bool) {
+	if lt, ok := m.Line(); ok {
+		if !g.observeLine(lt) {
+			return m, true
+		}
+		if g.Action == ActionDropMetric {
+			g.stats.dropped.Incr()
+			return m, false // no need to expand what goes
+		}
+		m = m.Expanded()
+		return g.act(m, g.t.measurement(m.Name()))
+	}
+	ms := g.t.measurement(m.Name())
+	acting := false
+	for i, tag := range m.Tags() {
+		if g.observe(g.t.recentKey(ms, i, tag.Key), xxhash.Sum64String(tag.Value)) {
+			acting = true
+		}
+	}
+	switch {
+	case !acting:
+		return m, true
+	case g.Action == ActionDropMetric:
+		g.stats.dropped.Incr()
+		return m, false
+	}
+	return g.act(m, ms)
+}
+
+// observe counts a value of key ks and reports whether the action applies to the key.
+func (g *Guard) observe(ks *keyState, h uint64) bool {
+	ks.used = true
+	switch ks.mode {
+	case modeAllow:
+		return false
+	case modeDeny:
+		return true
+	}
+	w := &ks.win
+	if w.epoch < g.epoch {
+		g.t.charge(ks, -w.advance(g.epoch))
+		g.rotated(ks)
+	}
+	grew, bytes := w.add(h)
+	if bytes != 0 {
+		g.t.charge(ks, bytes)
+	}
+	if grew {
+		g.grew(ks)
+	}
+	if ks.tripped && ks.calmSince != 0 && g.ResetAfter > 0 && g.nowNano-ks.calmSince >= int64(g.ResetAfter) {
+		g.t.untrip(ks)
+		g.stats.resets.Incr()
+		g.events = append(g.events, event{kind: evReset, measurement: ks.meas.name, key: ks.key, estimate: w.estimate()})
+	}
+	return ks.tripped
+}
+
+// over reports whether an estimate passes max_values. Rounding first keeps linear
+// counting's slight excess for small numbers (3.001 for 3 values) from tripping a key early.
+func (g *Guard) over(estimate float64) bool { return int64(estimate+0.5) > int64(g.MaxValues) }
+
+// grew handles a rise of the estimate: a key passing max_values trips, and a tripped key
+// above it is no longer calm.
+func (g *Guard) grew(ks *keyState) {
+	est := ks.win.estimate()
+	if !g.over(est) {
+		return
+	}
+	if ks.tripped {
+		ks.calmSince = 0
+		return
+	}
+	g.t.trip(ks)
+	g.stats.trips.Incr()
+	g.events = append(g.events, event{kind: evTrip, measurement: ks.meas.name, key: ks.key, estimate: est})
+}
+
+// rotated handles the fall of the estimate when old slots leave the window: a tripped key
+// under max_values starts being calm.
+func (g *Guard) rotated(ks *keyState) {
+	if !ks.tripped {
+		return
+	}
+	switch {
+	case g.over(ks.win.estimate()):
+		ks.calmSince = 0
+	case ks.calmSince == 0:
+		ks.calmSince = g.nowNano
+	}
+}
+
+// act applies the action field or drop_tag to the tags of m whose keys call for it (process
+// drops the metrics that drop_metric is for). A converted tag becomes a
+// string field named after its key; if the metric has a field of that name, the existing
+// field is kept and the value goes to "<key>_tag"; if that is taken too, the tag is dropped
+// and the conflict counted.
+func (g *Guard) act(m morse.Metric, ms *measurement) (morse.Metric, bool) {
+	tags := m.Tags()
+	kept := make([]morse.Tag, 0, len(tags))
+	var fields []morse.Field
+	for i, tag := range tags {
+		ks := g.t.recentKey(ms, i, tag.Key)
+		ks.used = true
+		if !ks.tripped && ks.mode != modeDeny {
+			kept = append(kept, tag)
+			continue
+		}
+		if g.Action == ActionDropTag {
+			g.stats.tagsDropped.Incr()
+			continue
+		}
+		if fields == nil {
+			fields = slices.Clip(m.Fields())
+		}
+		name, ok := freeField(fields, tag.Key)
+		if !ok {
+			g.stats.conflicts.Incr()
+			g.stats.tagsDropped.Incr()
+			g.conflicts.Log(g.log, slog.LevelWarn, "cardinality: cannot turn the tag into a field, the field name and <key>_tag are taken; dropped the tag",
+				"measurement", ms.name, "key", tag.Key)
+			continue
+		}
+		if name != tag.Key {
+			g.stats.conflicts.Incr()
+		}
+		fields = append(fields, morse.Field{Key: name, Value: morse.String(tag.Value)})
+		g.stats.converted.Incr()
+	}
+	g.stats.changed.Incr()
+	m = m.WithSortedTags(kept)
+	if fields != nil {
+		m = m.WithFields(fields)
+	}
+	return m, true
+}
+
+// freeField returns the field name for a converted tag: the key, or "<key>_tag" when the key
+// is taken; false when both are.
+func freeField(fields []morse.Field, key string) (string, bool) {
+	taken := func(name string) bool {
+		return slices.ContainsFunc(fields, func(f morse.Field) bool { return f.Key == name })
+	}
+	if !taken(key) {
+		return key, true
+	}
+	if alt := key + "_tag"; !taken(alt) {
+		return alt, true
+	}
+	return "", false
+}

@@ -1,0 +1,21 @@
+package override
+
+import (
+	"testing"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/plugintest"
+)
+
+func TestGolden(t *testing.T) {
+	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Override{} })
+}
+
+func BenchmarkOverride(b *testing.B) {
+	o := &Override{NamePrefix: "p_", Tags: map[string]string{"dc": "eu", "host": "h"}}
+	if err := o.Init(); err != nil {
+		b.Fatal(err)
+	}
+	ms := plugintest.Parse(b, "cpu,host=a,zone=z usage=1,idle=2 1000000000\n", false)
+	plugintest.BenchProcessor(b, o, ms)
+}
