@@ -99,6 +99,7 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 		errs = append(errs, a.setupOutput(oc))
 		a.outputs = append(a.outputs, &runningOutput{cfg: oc})
 	}
+	errs = append(errs, a.setupProcessing(cfg))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

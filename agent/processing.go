@@ -3,12 +3,16 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // stage is the processing between the inputs and the outputs, with Telegraf's semantics:
@@ -168,9 +172,9 @@ func (ra *runningAggregator) push() []morse.Metric {
 
 // run pushes the aggregator at the end of each window plus its delay, and once more when
 // ctx ends, so that a stopping agent does not lose the window in progress. emit carries the
-// summaries on.
-func (ra *runningAggregator) run(ctx context.Context, round bool, emit func([]morse.Metric)) {
-	ra.window(time.Now(), round)
+// summaries on. The first window is set (window) before run starts, so that no metric
+// added meanwhile is missed.
+func (ra *runningAggregator) run(ctx context.Context, emit func([]morse.Metric)) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -214,7 +218,8 @@ func (a *Agent) startAggregators(s *stage, emit func(morse.Metric)) (stop func()
 	var wg sync.WaitGroup
 	round := a.cfg.Agent.RoundInterval
 	for _, ra := range s.aggs {
-		wg.Go(func() { ra.run(ctx, round, func(ms []morse.Metric) { a.emitSummaries(s, ms, emit) }) })
+		ra.window(time.Now(), round)
+		wg.Go(func() { ra.run(ctx, func(ms []morse.Metric) { a.emitSummaries(s, ms, emit) }) })
 	}
 	return func() { cancel(); wg.Wait() }
 }
@@ -234,4 +239,37 @@ func (a *Agent) emitSummaries(s *stage, ms []morse.Metric, emit func(morse.Metri
 			ro.add(m)
 		}
 	}
+}
+
+// setupProcessing gives every processor and aggregator of cfg its logger and stats and
+// initialises it, as an input or output is, before any of them runs.
+func (a *Agent) setupProcessing(cfg *config.Config) error {
+	var errs []error
+	prepare := func(p any, kind, name, alias string) {
+		if s, ok := p.(morse.LoggerSetter); ok {
+			s.SetLogger(pluginLogger(a.log, kind, name, alias))
+		}
+		if s, ok := p.(morse.StatsSetter); ok {
+			tags := map[string]string{strings.TrimSuffix(kind, "s"): name}
+			if alias != "" {
+				tags["alias"] = alias
+			}
+			s.SetStats(selfstat.NewPluginStats(a.stats, "internal_"+name, tags))
+		}
+		if i, ok := p.(morse.Initializer); ok {
+			if err := i.Init(); err != nil {
+				errs = append(errs, fmt.Errorf("%s.%s: init: %w", kind, name, err))
+			}
+		}
+	}
+	for _, pc := range cfg.Processors {
+		prepare(pc.Plugin, "processors", pc.Name, pc.Common.Alias)
+		if pc.AfterAggregators != nil && pc.AfterAggregators != pc.Plugin {
+			prepare(pc.AfterAggregators, "processors", pc.Name, pc.Common.Alias)
+		}
+	}
+	for _, ac := range cfg.Aggregators {
+		prepare(ac.Plugin, "aggregators", ac.Name, ac.Common.Alias)
+	}
+	return errors.Join(errs...)
 }

@@ -93,6 +93,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 		return err
 	}
 	ins, keptIn, err := a.reuseInputs(cfg)
+	err = errors.Join(err, a.setupProcessing(cfg))
 	if err == nil {
 		a.handOverDiskBuffers(a.outputs, outs, keptOut)
 		err = a.startNewOutputs(outs, keptOut)

@@ -410,3 +410,27 @@ func TestVersionOfAPlainBuild(t *testing.T) {
 	require.Contains(t, string(out), strings.TrimSpace(string(rev)), "the revision comes from the build info")
 	require.NotContains(t, string(out), "dev\n")
 }
+
+// TestProcessorsAndAggregatorsFromTheConfig: the shipped processors and aggregators run
+// from a config: rename changes mem's name, and minmax summarises what was gathered.
+func TestProcessorsAndAggregatorsFromTheConfig(t *testing.T) {
+	conf := writeFile(t, t.TempDir(), "p.conf", `
+[agent]
+  omit_hostname = true
+[[inputs.mem]]
+[[processors.rename]]
+  [[processors.rename.replace]]
+    measurement = "mem"
+    dest = "memory"
+[[aggregators.minmax]]
+  period = "30s"
+  namepass = ["memory"]
+`)
+	out, stderr, code := runMorse(t, "--test", "--config", conf)
+	require.Zero(t, code, stderr)
+	got := byName(parseLines(t, out))
+	require.Len(t, got["memory"], 2, "renamed, and minmax's summary of what --test gathered:\n%s", out)
+	require.Empty(t, got["mem"])
+	_, ok := got["memory"][1].Field("used_min")
+	require.True(t, ok, "minmax names its fields _min and _max")
+}

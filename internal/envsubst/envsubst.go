@@ -183,6 +183,13 @@ func (e *expander) dollar() {
 		e.copy(1)
 		return
 	}
+	if len(rest) > 2 && rest[2] >= '0' && rest[2] <= '9' {
+		// ${1} is a regular expression's group, as processors.regex's replacements write
+		// them, not a variable: names start with a letter or _, so it is kept as written,
+		// as Telegraf keeps it.
+		e.copy(2)
+		return
+	}
 	end := strings.IndexAny(rest, "}\n")
 	if end < 0 || rest[end] == '\n' {
 		e.problem("", "unterminated ${: close the reference with } on the same line")

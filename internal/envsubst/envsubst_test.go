@@ -51,6 +51,7 @@ var expandTests = []struct {
 	{name: "dollar dollar", in: `x = "a$$b"`, want: `x = "a$b"`},
 	{name: "dollar dollar brace", in: `x = "$${HOST}"`, want: `x = "${HOST}"`},
 	{name: "lone dollar kept", in: `x = "pa$s $HOST $"`, want: `x = "pa$s $HOST $"`},
+	{name: "a regex group is no variable", in: `r = "${1}xx ${12} ${HOST}"`, want: `r = "${1}xx ${12} db1"`},
 	{name: "comment untouched", in: "# ${NOPE:?x} $$\nx = 1 # ${NOPE:?y}", want: "# ${NOPE:?x} $$\nx = 1 # ${NOPE:?y}"},
 	{name: "hash in string is not a comment", in: `x = "#${HOST}"`, want: `x = "#db1"`},
 	{name: "quote and backslash escaped", in: `x = "${QUOTE}"`, want: `x = "pa\"ss\\word"`},
@@ -77,8 +78,8 @@ var expandTests = []struct {
 		problems: []Problem{{Line: 1, Msg: "unterminated ${: close the reference with } on the same line"}},
 	},
 	{
-		name: "bad name", in: `x = "${1X}"`, want: `x = ""`,
-		problems: []Problem{{Line: 1, Msg: "invalid variable name in ${1X}"}},
+		name: "bad name", in: `x = "${A-B}"`, want: `x = ""`,
+		problems: []Problem{{Line: 1, Msg: "invalid variable name in ${A-B}"}},
 	},
 	{
 		name: "bad operator", in: `x = "${HOST:+y}"`, want: `x = ""`,
