@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/morse-agent/morse"
+	influxparser "github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 func TestValidate(t *testing.T) {
@@ -191,4 +192,33 @@ func TestClassify(t *testing.T) {
 		reason, permanent, batchWide := classify(tc.err)
 		require.Equal(t, []any{tc.reason, tc.permanent, tc.batchWide}, []any{reason, permanent, batchWide}, "%v", tc.err)
 	}
+}
+
+// TestTagOf holds the text scan of line metrics to Metric.Tag, over lines with and without
+// escapes, for keys present and absent.
+func TestTagOf(t *testing.T) {
+	lines := "cpu,host=web-01,region=eu v=1 1\n" +
+		"cpu v=1 1\n" +
+		"cpu,host=a\\ b,dc=x v=1 1\n" +
+		"my\\ cpu,host=h,hostname=long v=1i 1\n" +
+		"cpu,a=1,b=2,host=z v=\"s\" 1\n" +
+		"cpu,ho\\=st=1,host=a\\,b,x\\ y=\\=z v=1 1\n" +
+		"host=m,a=host,xhost=1,host=2,hostname=3 v=1 1\n"
+	p := &influxparser.Parser{LineMetrics: func() bool { return true }}
+	var ms []morse.Metric
+	res := p.Parse([]byte(lines), func(m morse.Metric) { ms = append(ms, m) })
+	require.Zero(t, res.Errors, "%v", res.Err())
+	require.Len(t, ms, 7)
+	lineMetrics := 0
+	for _, m := range ms {
+		if _, ok := m.Line(); ok {
+			lineMetrics++
+		}
+		for _, key := range []string{"host", "region", "dc", "hostname", "a", "b", "nope", "cpu", "ho=st", "x y", "ho", "xhost", "host=m"} {
+			v, ok := tagOf(m, key)
+			wv, wok := m.Tag(key)
+			require.Equal(t, []any{wv, wok}, []any{v, ok}, "%s in %s", key, m.Name())
+		}
+	}
+	require.Equal(t, len(ms), lineMetrics, "the parser made line metrics of every line")
 }

@@ -225,6 +225,12 @@ func (k *Kafka) clientOptions() ([]kgo.Opt, error) {
 		// each. The timeout is the write's own (see job.produce): the client's record
 		// timeout counts from the record's timestamp, which is the metric's time.
 		kgo.RecordRetries(k.MaxRetry),
+		// A write hands the client its whole batch at once and then waits for the
+		// acknowledgements, so there is nothing to wait for: franz-go's default linger of
+		// 10 ms only delayed every write (measured: 47k lines/s with it, 176k with 1 ms, at
+		// the same CPU per line; with none, the first records of a batch leave alone and
+		// the rest wait for them, 87k).
+		kgo.ProducerLinger(time.Millisecond),
 		// The broker decides: with auto.create.topics.enable a topic is created on first
 		// use, as with Telegraf's sarama client.
 		kgo.AllowAutoTopicCreation(),
