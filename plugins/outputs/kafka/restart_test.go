@@ -111,19 +111,30 @@ func TestBrokerDown(t *testing.T) {
 	err = k.Connect(t.Context())
 	require.ErrorContains(t, err, "no broker of "+dead+" answers")
 
-	// A client made without Connect's check, as if the broker had gone after it.
-	opts, err := k.clientOptions()
-	require.NoError(t, err)
-	cl, err := kgo.NewClient(opts...)
-	require.NoError(t, err)
-	k.cl = cl
-	k.w.init(k)
-	defer k.Close()
-	start := time.Now()
-	err = write(t, k, seqBatch(0, 10))
-	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
-	require.ErrorContains(t, err, "no broker took the records within the timeout (2s)")
-	require.Less(t, time.Since(start), 30*time.Second)
+	// Clients made without Connect's check, as if the broker had gone after it. The records
+	// fail at the timeout, or earlier when the client gave up after max_retry tries to
+	// learn the topic's partitions; both are retried.
+	for _, tc := range []struct {
+		maxRetry int
+		err      string
+	}{
+		{100, "no broker took the records within the timeout (2s)"},
+		{0, "connection refused"},
+	} {
+		k.MaxRetry = tc.maxRetry
+		opts, err := k.clientOptions()
+		require.NoError(t, err)
+		cl, err := kgo.NewClient(opts...)
+		require.NoError(t, err)
+		k.cl = cl
+		k.w.init(k)
+		start := time.Now()
+		err = write(t, k, seqBatch(0, 10))
+		require.NoError(t, k.Close())
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
+		require.ErrorContains(t, err, tc.err)
+		require.Less(t, time.Since(start), 30*time.Second)
+	}
 }
 
 // seqBatch is batch b of metrics numbered from b*size, on 8 hosts.
