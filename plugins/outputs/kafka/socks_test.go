@@ -78,70 +78,14 @@ func (s *socks5) serve() {
 // handshake reads the greeting, the user and password, and the CONNECT request, and dials
 // the target.
 func (s *socks5) handshake(c net.Conn) (net.Conn, error) {
-	var hdr [2]byte
-	if _, err := io.ReadFull(c, hdr[:]); err != nil || hdr[0] != 5 {
-		return nil, errors.New("not SOCKS5")
-	}
-	methods := make([]byte, hdr[1])
-	if _, err := io.ReadFull(c, methods); err != nil {
+	if err := s.authenticate(c); err != nil {
 		return nil, err
 	}
-	if _, err := c.Write([]byte{5, 2}); err != nil { // user/password
+	addr, err := readConnect(c)
+	if err != nil {
 		return nil, err
 	}
-	var ver [2]byte
-	if _, err := io.ReadFull(c, ver[:]); err != nil {
-		return nil, err
-	}
-	user := make([]byte, ver[1])
-	if _, err := io.ReadFull(c, user); err != nil {
-		return nil, err
-	}
-	var plen [1]byte
-	if _, err := io.ReadFull(c, plen[:]); err != nil {
-		return nil, err
-	}
-	pass := make([]byte, plen[0])
-	if _, err := io.ReadFull(c, pass); err != nil {
-		return nil, err
-	}
-	if string(user) != s.user || string(pass) != s.pass {
-		_, _ = c.Write([]byte{1, 1})
-		return nil, errors.New("bad credentials")
-	}
-	if _, err := c.Write([]byte{1, 0}); err != nil {
-		return nil, err
-	}
-	var req [4]byte
-	if _, err := io.ReadFull(c, req[:]); err != nil || req[1] != 1 {
-		return nil, errors.New("not CONNECT")
-	}
-	var host string
-	switch req[3] {
-	case 1, 4:
-		ip := make(net.IP, map[byte]int{1: 4, 4: 16}[req[3]])
-		if _, err := io.ReadFull(c, ip); err != nil {
-			return nil, err
-		}
-		host = ip.String()
-	case 3:
-		var n [1]byte
-		if _, err := io.ReadFull(c, n[:]); err != nil {
-			return nil, err
-		}
-		name := make([]byte, n[0])
-		if _, err := io.ReadFull(c, name); err != nil {
-			return nil, err
-		}
-		host = string(name)
-	default:
-		return nil, errors.New("bad address type")
-	}
-	var port [2]byte
-	if _, err := io.ReadFull(c, port[:]); err != nil {
-		return nil, err
-	}
-	target, err := net.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(int(binary.BigEndian.Uint16(port[:])))))
+	target, err := net.Dial("tcp", addr)
 	if err != nil {
 		_, _ = c.Write([]byte{5, 5, 0, 1, 0, 0, 0, 0, 0, 0})
 		return nil, err
@@ -151,6 +95,78 @@ func (s *socks5) handshake(c net.Conn) (net.Conn, error) {
 		return nil, err
 	}
 	return target, nil
+}
+
+// readBytes reads a one-byte length and that many bytes.
+func readBytes(r io.Reader) ([]byte, error) {
+	var n [1]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	b := make([]byte, n[0])
+	_, err := io.ReadFull(r, b)
+	return b, err
+}
+
+// authenticate answers the greeting with the user/password method and checks them.
+func (s *socks5) authenticate(c net.Conn) error {
+	var ver [1]byte
+	if _, err := io.ReadFull(c, ver[:]); err != nil || ver[0] != 5 {
+		return errors.New("not SOCKS5")
+	}
+	if _, err := readBytes(c); err != nil { // the methods offered
+		return err
+	}
+	if _, err := c.Write([]byte{5, 2}); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(c, ver[:]); err != nil {
+		return err
+	}
+	user, err := readBytes(c)
+	if err != nil {
+		return err
+	}
+	pass, err := readBytes(c)
+	if err != nil {
+		return err
+	}
+	if string(user) != s.user || string(pass) != s.pass {
+		_, _ = c.Write([]byte{1, 1})
+		return errors.New("bad credentials")
+	}
+	_, err = c.Write([]byte{1, 0})
+	return err
+}
+
+// readConnect reads a CONNECT request and returns its host:port.
+func readConnect(c net.Conn) (string, error) {
+	var req [4]byte
+	if _, err := io.ReadFull(c, req[:]); err != nil || req[1] != 1 {
+		return "", errors.New("not CONNECT")
+	}
+	var host string
+	switch req[3] {
+	case 1, 4:
+		ip := make(net.IP, map[byte]int{1: 4, 4: 16}[req[3]])
+		if _, err := io.ReadFull(c, ip); err != nil {
+			return "", err
+		}
+		host = ip.String()
+	case 3:
+		name, err := readBytes(c)
+		if err != nil {
+			return "", err
+		}
+		host = string(name)
+	default:
+		return "", errors.New("bad address type")
+	}
+	var port [2]byte
+	if _, err := io.ReadFull(c, port[:]); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(binary.BigEndian.Uint16(port[:])))), nil
 }
 
 // testSocks5 writes through the proxy, and is refused with a wrong password.

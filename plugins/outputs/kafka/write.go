@@ -121,22 +121,7 @@ func (k *Kafka) Write(ctx context.Context, batch []morse.Metric) error {
 			reuse = false
 			return morse.Retryable(fmt.Errorf("kafka: write cut short with %d of %d records unconfirmed: %w", j.unsettled(), len(j.recs), err), 0)
 		}
-		var alone, again []int32
-		var firstErr error
-		for _, i := range pending {
-			switch j.settle(i, single) {
-			case settleAlone:
-				alone = append(alone, i)
-			case settleRetry:
-				again = append(again, i)
-				firstErr = cmpErr(firstErr, j.errs[i])
-			default:
-				continue
-			}
-			// What the client set on the record goes; it is produced afresh.
-			r := &j.recs[i]
-			*r = kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
-		}
+		alone, again, firstErr := j.sortOut(pending, single)
 		if len(alone) > 0 {
 			// A batch the broker refused as a whole (too large, a bad timestamp) is
 			// retried a record at a time, to find the records at fault.
@@ -206,6 +191,26 @@ type metricState struct {
 	skipped int32 // fields that fit no message
 	reason  string
 	err     error // why the metric, or a record of it, was dropped
+}
+
+// sortOut settles the answers of a pass and returns the records to send again: alone, those
+// refused with their batch; again, those that may pass later, with the first such error.
+func (j *job) sortOut(pending []int32, single bool) (alone, again []int32, firstErr error) {
+	for _, i := range pending {
+		switch j.settle(i, single) {
+		case settleAlone:
+			alone = append(alone, i)
+		case settleRetry:
+			again = append(again, i)
+			firstErr = cmpErr(firstErr, j.errs[i])
+		default:
+			continue
+		}
+		// What the client set on the record goes; it is produced afresh.
+		r := &j.recs[i]
+		*r = kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
+	}
+	return alone, again, firstErr
 }
 
 // Outcomes of one record in one pass.
