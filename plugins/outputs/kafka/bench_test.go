@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +14,9 @@ import (
 	"github.com/morse-agent/morse/internal/testserver"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 )
+
+// benchTopics numbers the benchmarks' topics, so that every run has a fresh one.
+var benchTopics atomic.Int64
 
 // cpuTime is the CPU time this process has used, user and system. The broker is another
 // process, so it is not counted.
@@ -44,11 +48,15 @@ func BenchmarkEdgeToKafka(b *testing.B) {
 		{"no_key", func(*Kafka) {}},
 		{"routing_tag=host,lz4", func(k *Kafka) { k.RoutingTag, k.CompressionCodec = "host", 3 }},
 		{"routing_tag=host,influx_uint_support", func(k *Kafka) { k.RoutingTag, k.InfluxUintSupport = "host", true }},
-		{"linger0", func(k *Kafka) { k.RoutingTag = "host"; k.extraOpts = []kgo.Opt{kgo.ProducerLinger(0)} }},
-		{"linger1ms", func(k *Kafka) { k.RoutingTag = "host"; k.extraOpts = []kgo.Opt{kgo.ProducerLinger(time.Millisecond)} }},
+		{"routing_tag=host,linger=0", func(k *Kafka) { k.RoutingTag = "host"; k.extraOpts = []kgo.Opt{kgo.ProducerLinger(0)} }},
+		{"routing_tag=host,linger=10ms", func(k *Kafka) {
+			k.RoutingTag = "host"
+			k.extraOpts = []kgo.Opt{kgo.ProducerLinger(10 * time.Millisecond)}
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			topic := fmt.Sprintf("bench-%d", len(tc.name))
+			topic := fmt.Sprintf("bench-%d", benchTopics.Add(1)) // -count runs again
+
 			srv.CreateTopic(b, topic, 3, nil)
 			k := connect(b, srv.Addr(), func(k *Kafka) { k.Topic = topic; tc.edit(k) })
 			benchEdge(b, k, pool)
