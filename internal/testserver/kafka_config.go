@@ -121,40 +121,7 @@ func (o KafkaOptions) listenerNames() []string {
 // serverProperties writes Kafka's server.properties for one node that is broker and
 // controller at once.
 func (k *Kafka) serverProperties() string {
-	var listeners, advertised []string
-	for _, name := range k.opts.listenerNames() {
-		addr := name + "://" + k.addrs[name]
-		listeners = append(listeners, addr)
-		if name != lnController {
-			advertised = append(advertised, addr)
-		}
-	}
-	p := map[string]string{
-		"process.roles":                  "broker,controller",
-		"node.id":                        "1",
-		"controller.quorum.voters":       "1@" + k.addrs[lnController],
-		"controller.listener.names":      lnController,
-		"inter.broker.listener.name":     lnPlain,
-		"listeners":                      strings.Join(listeners, ","),
-		"advertised.listeners":           strings.Join(advertised, ","),
-		"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL",
-		"log.dirs":                       filepath.Join(k.dir, "data"),
-		"num.partitions":                 strconv.Itoa(max(k.opts.Partitions, 1)),
-		"auto.create.topics.enable":      strconv.FormatBool(!k.opts.NoAutoCreateTopics),
-		// One node: without replication factors of 1 the internal topics are never
-		// created, and consumer groups find no coordinator.
-		"offsets.topic.replication.factor":                 "1",
-		"transaction.state.log.replication.factor":         "1",
-		"transaction.state.log.min.isr":                    "1",
-		"share.coordinator.state.topic.replication.factor": "1",
-		"share.coordinator.state.topic.min.isr":            "1",
-		// Fewer partitions for the internal topics than the default 50 make the first
-		// group or transaction coordinator ready sooner; a test sees no other difference.
-		"offsets.topic.num.partitions":         "4",
-		"transaction.state.log.num.partitions": "4",
-		// A group's first member does not wait 3 s for others to join.
-		"group.initial.rebalance.delay.ms": "0",
-	}
+	p := k.baseProperties()
 	if len(k.opts.Users) > 0 {
 		k.saslProperties(p)
 	}
@@ -187,6 +154,45 @@ func (k *Kafka) serverProperties() string {
 		fmt.Fprintf(&b, "%s=%s\n", key, p[key])
 	}
 	return b.String()
+}
+
+// baseProperties are the listeners, the KRaft roles, the data directory and what a single
+// node needs.
+func (k *Kafka) baseProperties() map[string]string {
+	var listeners, advertised []string
+	for _, name := range k.opts.listenerNames() {
+		addr := name + "://" + k.addrs[name]
+		listeners = append(listeners, addr)
+		if name != lnController {
+			advertised = append(advertised, addr)
+		}
+	}
+	return map[string]string{
+		"process.roles":                  "broker,controller",
+		"node.id":                        "1",
+		"controller.quorum.voters":       "1@" + k.addrs[lnController],
+		"controller.listener.names":      lnController,
+		"inter.broker.listener.name":     lnPlain,
+		"listeners":                      strings.Join(listeners, ","),
+		"advertised.listeners":           strings.Join(advertised, ","),
+		"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL",
+		"log.dirs":                       filepath.Join(k.dir, "data"),
+		"num.partitions":                 strconv.Itoa(max(k.opts.Partitions, 1)),
+		"auto.create.topics.enable":      strconv.FormatBool(!k.opts.NoAutoCreateTopics),
+		// One node: without replication factors of 1 the internal topics are never
+		// created, and consumer groups find no coordinator.
+		"offsets.topic.replication.factor":                 "1",
+		"transaction.state.log.replication.factor":         "1",
+		"transaction.state.log.min.isr":                    "1",
+		"share.coordinator.state.topic.replication.factor": "1",
+		"share.coordinator.state.topic.min.isr":            "1",
+		// Fewer partitions for the internal topics than the default 50 make the first
+		// group or transaction coordinator ready sooner; a test sees no other difference.
+		"offsets.topic.num.partitions":         "4",
+		"transaction.state.log.num.partitions": "4",
+		// A group's first member does not wait 3 s for others to join.
+		"group.initial.rebalance.delay.ms": "0",
+	}
 }
 
 func cmpOr(s, def string) string {

@@ -117,6 +117,19 @@ func TestKafkaSecurity(t *testing.T) {
 	})
 	k.CreateTopic(t, "secure", 1, nil)
 
+	t.Run("SASL", func(t *testing.T) { testSASL(t, k) })
+	t.Run("TLS client certificate", func(t *testing.T) { testClientCert(t, k) })
+	t.Run("authorizer", func(t *testing.T) { testAuthorizer(t, k) })
+
+	got := values(k.ReadTopic(t, "secure"))
+	require.Contains(t, got, "mtls-0")
+	require.Contains(t, got, "allowed")
+	require.NotContains(t, got, "denied")
+	require.NotContains(t, got, "x")
+}
+
+// testSASL logs in with every mechanism over plaintext and TLS, and with a wrong password.
+func testSASL(t *testing.T, k *Kafka) {
 	mechs := map[string]func(user, pass string) sasl.Mechanism{
 		"PLAIN":         func(u, p string) sasl.Mechanism { return plain.Auth{User: u, Pass: p}.AsMechanism() },
 		"SCRAM-SHA-256": func(u, p string) sasl.Mechanism { return scram.Auth{User: u, Pass: p}.AsSha256Mechanism() },
@@ -139,44 +152,40 @@ func TestKafkaSecurity(t *testing.T) {
 			})
 		}
 	}
+}
 
-	t.Run("TLS client certificate", func(t *testing.T) {
-		cfg := k.TLSConfig(t)
-		cert, err := tls.LoadX509KeyPair(k.ClientCertFile(), k.ClientKeyFile())
-		require.NoError(t, err)
-		cfg.Certificates = []tls.Certificate{cert}
-		produce(t, kafkaClient(t, k.TLSAddr(), kgo.DialTLSConfig(cfg)), "secure", "mtls", 1)
+// testClientCert produces over TLS with the client certificate, and fails without it.
+func testClientCert(t *testing.T, k *Kafka) {
+	cfg := k.TLSConfig(t)
+	cert, err := tls.LoadX509KeyPair(k.ClientCertFile(), k.ClientKeyFile())
+	require.NoError(t, err)
+	cfg.Certificates = []tls.Certificate{cert}
+	produce(t, kafkaClient(t, k.TLSAddr(), kgo.DialTLSConfig(cfg)), "secure", "mtls", 1)
 
-		// Without a certificate the handshake fails; the client sees its connection end.
-		anon := kafkaClient(t, k.TLSAddr(), kgo.DialTLSConfig(k.TLSConfig(t)))
-		require.Error(t, anon.Ping(shortCtx(t)))
-	})
+	// Without a certificate the handshake fails; the client sees its connection end.
+	anon := kafkaClient(t, k.TLSAddr(), kgo.DialTLSConfig(k.TLSConfig(t)))
+	require.Error(t, anon.Ping(shortCtx(t)))
+}
 
-	t.Run("authorizer", func(t *testing.T) {
-		bob := kafkaClient(t, k.SASLAddr(), kgo.SASL(plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()))
-		err := bob.ProduceSync(shortCtx(t), &kgo.Record{Topic: "secure", Value: []byte("denied")}).FirstErr()
-		require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
+// testAuthorizer: a user without ACLs is refused, and allowed once an ACL grants it.
+func testAuthorizer(t *testing.T, k *Kafka) {
+	bob := kafkaClient(t, k.SASLAddr(), kgo.SASL(plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()))
+	err := bob.ProduceSync(shortCtx(t), &kgo.Record{Topic: "secure", Value: []byte("denied")}).FirstErr()
+	require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
 
-		acl := kadm.NewACLs().Allow("User:bob").Topics("secure").Operations(kadm.OpWrite, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
-		res, err := k.Admin(t).CreateACLs(shortCtx(t), acl)
-		require.NoError(t, err)
-		for _, r := range res {
-			require.NoError(t, r.Err)
-		}
-		// The ACL reaches the authorizer through the metadata log, a moment later.
-		var last error
-		require.Eventually(t, func() bool {
-			last = bob.ProduceSync(shortCtx(t), &kgo.Record{Topic: "secure", Value: []byte("allowed")}).FirstErr()
-			return !errors.Is(last, kerr.TopicAuthorizationFailed)
-		}, 30*time.Second, 100*time.Millisecond)
-		require.NoError(t, last)
-	})
-
-	got := values(k.ReadTopic(t, "secure"))
-	require.Contains(t, got, "mtls-0")
-	require.Contains(t, got, "allowed")
-	require.NotContains(t, got, "denied")
-	require.NotContains(t, got, "x")
+	acl := kadm.NewACLs().Allow("User:bob").Topics("secure").Operations(kadm.OpWrite, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
+	res, err := k.Admin(t).CreateACLs(shortCtx(t), acl)
+	require.NoError(t, err)
+	for _, r := range res {
+		require.NoError(t, r.Err)
+	}
+	// The ACL reaches the authorizer through the metadata log, a moment later.
+	var last error
+	require.Eventually(t, func() bool {
+		last = bob.ProduceSync(shortCtx(t), &kgo.Record{Topic: "secure", Value: []byte("allowed")}).FirstErr()
+		return !errors.Is(last, kerr.TopicAuthorizationFailed)
+	}, 30*time.Second, 100*time.Millisecond)
+	require.NoError(t, last)
 }
 
 func kafkaClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/morse-agent/morse"
+	influxparser "github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 func TestValidate(t *testing.T) {
@@ -191,4 +193,112 @@ func TestClassify(t *testing.T) {
 		reason, permanent, batchWide := classify(tc.err)
 		require.Equal(t, []any{tc.reason, tc.permanent, tc.batchWide}, []any{reason, permanent, batchWide}, "%v", tc.err)
 	}
+}
+
+// TestTagOf holds the text scan of line metrics to Metric.Tag, over lines with and without
+// escapes, for keys present and absent.
+func TestTagOf(t *testing.T) {
+	lines := "cpu,host=web-01,region=eu v=1 1\n" +
+		"cpu v=1 1\n" +
+		"cpu,host=a\\ b,dc=x v=1 1\n" +
+		"my\\ cpu,host=h,hostname=long v=1i 1\n" +
+		"cpu,a=1,b=2,host=z v=\"s\" 1\n" +
+		"cpu,ho\\=st=1,host=a\\,b,x\\ y=\\=z v=1 1\n" +
+		"host=m,a=host,xhost=1,host=2,hostname=3 v=1 1\n"
+	p := &influxparser.Parser{LineMetrics: func() bool { return true }}
+	var ms []morse.Metric
+	res := p.Parse([]byte(lines), func(m morse.Metric) { ms = append(ms, m) })
+	require.Zero(t, res.Errors, "%v", res.Err())
+	require.Len(t, ms, 7)
+	lineMetrics := 0
+	for _, m := range ms {
+		if _, ok := m.Line(); ok {
+			lineMetrics++
+		}
+		for _, key := range []string{"host", "region", "dc", "hostname", "a", "b", "nope", "cpu", "ho=st", "x y", "ho", "xhost", "host=m"} {
+			v, ok := tagOf(m, key)
+			wv, wok := m.Tag(key)
+			require.Equal(t, []any{wv, wok}, []any{v, ok}, "%s in %s", key, m.Name())
+		}
+	}
+	require.Equal(t, len(ms), lineMetrics, "the parser made line metrics of every line")
+}
+
+// telegrafConfig is a Telegraf 1.39 [[outputs.kafka]] table with every option of its
+// sample.conf set.
+const telegrafConfig = `
+[[outputs.kafka]]
+  brokers = ["k1:9092", "k2:9092"]
+  topic = "metrics"
+  topic_tag = "dest"
+  exclude_topic_tag = true
+  client_id = "edge"
+  version = "2.8.0"
+  routing_tag = "host"
+  routing_key = "random"
+  compression_codec = 4
+  idempotent_writes = true
+  required_acks = -1
+  max_retry = 5
+  max_message_bytes = 500000
+  producer_timestamp = "now"
+  enable_tls = true
+  tls_ca = "/etc/ca.pem"
+  tls_cert = "/etc/cert.pem"
+  tls_key = "/etc/key.pem"
+  insecure_skip_verify = false
+  keep_alive_period = "15s"
+  socks5_enabled = true
+  socks5_address = "127.0.0.1:1080"
+  socks5_username = "alice"
+  socks5_password = "pass123"
+  sasl_username = "u"
+  sasl_password = "p"
+  sasl_mechanism = "SCRAM-SHA-512"
+  sasl_gssapi_service_name = ""
+  sasl_gssapi_auth_type = "KRB5_USER_AUTH"
+  sasl_gssapi_kerberos_config_path = "/"
+  sasl_gssapi_realm = "realm"
+  sasl_gssapi_key_tab_path = ""
+  sasl_gssapi_disable_pafxfast = false
+  sasl_access_token = ""
+  sasl_aws_msk_iam_region = ""
+  sasl_extensions = {}
+  sasl_version = 1
+  metadata_full = false
+  metadata_retry_max = 0
+  metadata_retry_type = "exponential"
+  metadata_retry_backoff = "100ms"
+  metadata_retry_max_duration = "5s"
+  data_format = "json"
+  json_timestamp_units = "1ms"
+  [outputs.kafka.topic_suffix]
+    method = "tags"
+    keys = ["foo", "bar"]
+    separator = "_"
+  [outputs.kafka.headers]
+    metric_name = '{{ .Name }}'
+    my_tag = 'foo-{{ .Tag "mytag" }}'
+`
+
+// TestTelegrafConfig decodes a Telegraf table that sets every option: each key is known,
+// lands in its field, and validates.
+func TestTelegrafConfig(t *testing.T) {
+	var cfg struct {
+		Outputs struct {
+			Kafka []*Kafka `toml:"kafka"`
+		} `toml:"outputs"`
+	}
+	cfg.Outputs.Kafka = []*Kafka{New()}
+	md, err := toml.Decode(telegrafConfig, &cfg)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "every key must be known")
+	k := cfg.Outputs.Kafka[0]
+	require.NoError(t, k.Validate())
+	require.Equal(t, []string{"k1:9092", "k2:9092"}, k.Brokers)
+	require.Equal(t, TopicSuffix{Method: "tags", Keys: []string{"foo", "bar"}, Separator: "_"}, k.TopicSuffix)
+	require.Equal(t, []any{"SCRAM-SHA-512", morse.Secret("p"), "/etc/ca.pem", true, "json", morse.Duration(time.Millisecond)},
+		[]any{k.SASLMechanism, k.SASLPassword, k.TLSCA, k.Socks5Enabled, k.DataFormat, k.JSONTimestampUnits})
+	require.Equal(t, morse.Duration(15*time.Second), *k.KeepAlivePeriod)
+	require.Len(t, k.Headers, 2)
 }

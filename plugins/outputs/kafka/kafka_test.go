@@ -29,6 +29,7 @@ func TestThroughBroker(t *testing.T) {
 	t.Run("too large for the topic", func(t *testing.T) { testTooLargeForTopic(t, srv) })
 	t.Run("invalid topic", func(t *testing.T) { testInvalidTopic(t, srv) })
 	t.Run("invalid timestamp", func(t *testing.T) { testInvalidTimestamp(t, srv) })
+	t.Run("socks5", func(t *testing.T) { testSocks5(t, srv) })
 }
 
 // roundTripMetrics are every type at its extremes and random metrics. Line protocol has

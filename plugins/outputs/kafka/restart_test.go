@@ -77,22 +77,28 @@ func TestBrokerRestart(t *testing.T) {
 	t.Logf("broker back after a clean stop in %s", srv.Startup)
 	require.NoError(t, <-done)
 
-	recs := srv.WaitRecords(t, "restart", batches*size)
+	requireExactlyOnce(t, srv, "restart", batches*size)
+	t.Logf("%d retryable writes while the broker was away", retried.Load())
+}
+
+// requireExactlyOnce checks that the topic holds the metrics numbered 0 to n-1 (field seq),
+// each exactly once.
+func requireExactlyOnce(t *testing.T, srv *testserver.Kafka, topic string, n int) {
+	t.Helper()
 	count := map[int64]int{}
-	for _, p := range decode(t, "influx", recs) {
+	for _, p := range decode(t, "influx", srv.WaitRecords(t, topic, n)) {
 		for _, f := range p.Fields {
 			if f.Key == "seq" {
 				count[f.Value.Int()]++
 			}
 		}
 	}
-	require.Len(t, count, batches*size, "every metric arrived")
-	for seq, n := range count {
-		require.Equal(t, 1, n, "metric %d", seq)
+	require.Len(t, count, n, "every metric arrived")
+	for seq, c := range count {
+		require.Equal(t, 1, c, "metric %d", seq)
 	}
-	total, _ := srv.EndOffsets(t, "restart")
-	require.Equal(t, int64(batches*size), total, "no message twice")
-	t.Logf("%d retryable writes while the broker was away", retried.Load())
+	total, _ := srv.EndOffsets(t, topic)
+	require.Equal(t, int64(n), total, "no message twice")
 }
 
 // TestBrokerDown: with no broker to talk to, Connect fails (the agent retries it), and a
@@ -111,19 +117,30 @@ func TestBrokerDown(t *testing.T) {
 	err = k.Connect(t.Context())
 	require.ErrorContains(t, err, "no broker of "+dead+" answers")
 
-	// A client made without Connect's check, as if the broker had gone after it.
-	opts, err := k.clientOptions()
-	require.NoError(t, err)
-	cl, err := kgo.NewClient(opts...)
-	require.NoError(t, err)
-	k.cl = cl
-	k.w.init(k)
-	defer k.Close()
-	start := time.Now()
-	err = write(t, k, seqBatch(0, 10))
-	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
-	require.ErrorContains(t, err, "no broker took the records within the timeout (2s)")
-	require.Less(t, time.Since(start), 30*time.Second)
+	// Clients made without Connect's check, as if the broker had gone after it. The records
+	// fail at the timeout, or earlier when the client gave up after max_retry tries to
+	// learn the topic's partitions; both are retried.
+	for _, tc := range []struct {
+		maxRetry int
+		err      string
+	}{
+		{100, "no broker took the records within the timeout (2s)"},
+		{0, "connection refused"},
+	} {
+		k.MaxRetry = tc.maxRetry
+		opts, err := k.clientOptions()
+		require.NoError(t, err)
+		cl, err := kgo.NewClient(opts...)
+		require.NoError(t, err)
+		k.cl = cl
+		k.w.init(k)
+		start := time.Now()
+		err = write(t, k, seqBatch(0, 10))
+		require.NoError(t, k.Close())
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
+		require.ErrorContains(t, err, tc.err)
+		require.Less(t, time.Since(start), 30*time.Second)
+	}
 }
 
 // seqBatch is batch b of metrics numbered from b*size, on 8 hosts.

@@ -18,7 +18,7 @@ import (
 func (k *Kafka) topic(m morse.Metric) (morse.Metric, string) {
 	topic := k.Topic
 	if k.TopicTag != "" {
-		if v, ok := m.Tag(k.TopicTag); ok && v != "" {
+		if v, ok := tagOf(m, k.TopicTag); ok && v != "" {
 			topic = v
 			if k.ExcludeTopicTag {
 				m = m.WithoutTag(k.TopicTag)
@@ -32,7 +32,7 @@ func (k *Kafka) topic(m morse.Metric) (morse.Metric, string) {
 		var b strings.Builder
 		b.WriteString(topic)
 		for _, key := range k.TopicSuffix.Keys {
-			if v, _ := m.Tag(key); v != "" {
+			if v, _ := tagOf(m, key); v != "" {
 				b.WriteString(k.TopicSuffix.Separator)
 				b.WriteString(v)
 			}
@@ -47,7 +47,7 @@ func (k *Kafka) topic(m morse.Metric) (morse.Metric, string) {
 // Records with one key go to one partition.
 func (k *Kafka) appendKey(buf []byte, m morse.Metric) ([]byte, bool) {
 	if k.RoutingTag != "" {
-		if v, ok := m.Tag(k.RoutingTag); ok {
+		if v, ok := tagOf(m, k.RoutingTag); ok {
 			return append(buf, v...), true
 		}
 	}
@@ -58,6 +58,87 @@ func (k *Kafka) appendKey(buf []byte, m morse.Metric) ([]byte, bool) {
 		return appendUUID(buf), true
 	}
 	return append(buf, k.RoutingKey...), true
+}
+
+// tagOf returns the value of tag key. For a line metric (morse.NewLineMetric: a listener's
+// line kept as text) it reads the value from the text, instead of taking the whole line
+// apart as Metric.Tag does, which would cost more than the rest of the write together. In
+// that text a backslash always escapes the byte after it.
+func tagOf(m morse.Metric, key string) (string, bool) {
+	lt, ok := m.Line()
+	if !ok {
+		return m.Tag(key)
+	}
+	head, _ := lt.Split()
+	if strings.IndexByte(head, '\\') < 0 {
+		// Without escapes every comma separates and every equals sign follows a key, so
+		// the tag is where ",key=" is.
+		for i := 0; ; {
+			at := strings.Index(head[i:], key)
+			if at < 0 {
+				return "", false
+			}
+			at += i
+			end := at + len(key)
+			if at > 0 && head[at-1] == ',' && end < len(head) && head[end] == '=' {
+				v := head[end+1:]
+				if c := strings.IndexByte(v, ','); c >= 0 {
+					v = v[:c]
+				}
+				return v, true
+			}
+			i = at + 1
+		}
+	}
+	// Skip the measurement; then each tag is ",key=value".
+	i := nextUnescaped(head, 0, ',')
+	for i < len(head) {
+		eq := nextUnescaped(head, i+1, '=')
+		end := nextUnescaped(head, eq, ',')
+		if eq < len(head) && unescapedEqual(head[i+1:eq], key) {
+			return unescape(head[eq+1 : end]), true
+		}
+		i = end
+	}
+	return "", false
+}
+
+// nextUnescaped returns the index of the first c in s from i on that no backslash escapes,
+// or len(s).
+func nextUnescaped(s string, i int, c byte) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case c:
+			return i
+		}
+	}
+	return len(s)
+}
+
+// unescapedEqual reports whether the escaped text reads as s.
+func unescapedEqual(escaped, s string) bool {
+	if strings.IndexByte(escaped, '\\') < 0 {
+		return escaped == s
+	}
+	return unescape(escaped) == s
+}
+
+// unescape drops the backslash of every escape; text without one is returned as it is.
+func unescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // appendUUID appends a random (version 4) UUID in its text form.

@@ -26,8 +26,18 @@ func TestSecureBroker(t *testing.T) {
 		NoAutoCreateTopics: true,
 	})
 	srv.CreateTopic(t, "secure", 1, nil)
-	one := func(v float64) []morse.Metric { return []morse.Metric{metric("m", nil, map[string]any{"v": v})} }
+	t.Run("logins", func(t *testing.T) { testLogins(t, srv) })
+	t.Run("retried until fixed", func(t *testing.T) { testFixedByOperator(t, srv) })
+	// Every write that succeeded is there once; none that failed is.
+	got := decode(t, "influx", srv.ReadTopic(t, "secure"))
+	require.Len(t, got, 8)
+}
 
+func one(v float64) []morse.Metric { return []morse.Metric{metric("m", nil, map[string]any{"v": v})} }
+
+// testLogins: SASL PLAIN and SCRAM over plaintext and TLS, a client certificate, and a
+// wrong password and an unknown CA refused at Connect. Seven metrics reach "secure".
+func testLogins(t *testing.T, srv *testserver.Kafka) {
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		for _, overTLS := range []bool{false, true} {
 			name := mech
@@ -74,7 +84,11 @@ func TestSecureBroker(t *testing.T) {
 			require.Error(t, k.Connect(t.Context()), name)
 		}
 	})
+}
 
+// testFixedByOperator: failures that an operator fixes while the data waits are retryable,
+// and the write goes through once fixed. One metric reaches "secure".
+func testFixedByOperator(t *testing.T, srv *testserver.Kafka) {
 	t.Run("unknown topic is retried until it exists", func(t *testing.T) {
 		k := connect(t, srv.Addr(), func(k *Kafka) { k.Topic = "created-later" })
 		err := write(t, k, one(3))
@@ -105,10 +119,6 @@ func TestSecureBroker(t *testing.T) {
 		_, err = writeUntilSettled(t, k, one(4), 100*time.Millisecond)
 		require.NoError(t, err)
 	})
-
-	// Every write that succeeded is there once; none that failed is.
-	got := decode(t, "influx", srv.ReadTopic(t, "secure"))
-	require.Len(t, got, 8)
 }
 
 func ptr[T any](v T) *T { return &v }

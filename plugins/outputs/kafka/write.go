@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -50,18 +52,21 @@ const (
 	retryMax     = time.Minute
 )
 
-// writer holds what writes share: throttled logs and the count of left-out fields.
+// writer holds what writes share: throttled logs, the count of left-out parts, and spare
+// jobs.
 type writer struct {
 	k            *Kafka
 	dropLog      *throttle.Throttle
 	retryLog     *throttle.Throttle
 	headerLog    *throttle.Throttle
 	skippedParts atomic.Int64
+	jobs         sync.Pool // of *job, so that a write reuses the slices of an earlier one
 }
 
 func (w *writer) init(k *Kafka) {
 	w.k = k
 	if w.dropLog == nil {
+		w.jobs.New = func() any { return &job{} }
 		w.dropLog = throttle.New(10 * time.Second)
 		w.retryLog = throttle.New(10 * time.Second)
 		w.headerLog = throttle.New(time.Minute)
@@ -100,29 +105,23 @@ func (k *Kafka) Write(ctx context.Context, batch []morse.Metric) error {
 		return errors.New("kafka: Write called before Connect or after Close")
 	}
 	j := k.w.prepare(batch)
+	// The job goes back to the pool only when the client holds none of its records: a
+	// write cut short leaves records that the client may still send.
+	reuse := true
+	defer func() {
+		if reuse {
+			k.w.release(j)
+		}
+	}()
 	pending := j.producible()
 	single := false
 	var retry *backoff.Policy
 	for len(pending) > 0 {
 		if err := j.produce(ctx, cl, pending, single, time.Duration(k.Timeout)); err != nil {
+			reuse = false
 			return morse.Retryable(fmt.Errorf("kafka: write cut short with %d of %d records unconfirmed: %w", j.unsettled(), len(j.recs), err), 0)
 		}
-		var alone, again []int32
-		var firstErr error
-		for _, i := range pending {
-			switch j.settle(i, single) {
-			case settleAlone:
-				alone = append(alone, i)
-			case settleRetry:
-				again = append(again, i)
-				firstErr = cmpErr(firstErr, j.errs[i])
-			default:
-				continue
-			}
-			// What the client set on the record goes; it is produced afresh.
-			r := &j.recs[i]
-			*r = kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
-		}
+		alone, again, firstErr := j.sortOut(pending, single)
 		if len(alone) > 0 {
 			// A batch the broker refused as a whole (too large, a bad timestamp) is
 			// retried a record at a time, to find the records at fault.
@@ -175,6 +174,8 @@ type job struct {
 	owner   []int32 // the batch index of each record's metric
 	errs    []error // each record's last result, set by the promise
 	metrics []metricState
+	buf     []byte // the records' keys and values
+	spans   []span
 	// left counts the records of the current pass not yet answered; done closes when it
 	// reaches zero.
 	left      atomic.Int64
@@ -190,6 +191,26 @@ type metricState struct {
 	skipped int32 // fields that fit no message
 	reason  string
 	err     error // why the metric, or a record of it, was dropped
+}
+
+// sortOut settles the answers of a pass and returns the records to send again: alone, those
+// refused with their batch; again, those that may pass later, with the first such error.
+func (j *job) sortOut(pending []int32, single bool) (alone, again []int32, firstErr error) {
+	for _, i := range pending {
+		switch j.settle(i, single) {
+		case settleAlone:
+			alone = append(alone, i)
+		case settleRetry:
+			again = append(again, i)
+			firstErr = cmpErr(firstErr, j.errs[i])
+		default:
+			continue
+		}
+		// What the client set on the record goes; it is produced afresh.
+		r := &j.recs[i]
+		*r = kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers, Timestamp: r.Timestamp}
+	}
+	return alone, again, firstErr
 }
 
 // Outcomes of one record in one pass.
@@ -336,16 +357,21 @@ var errTooLarge = errors.New("a single field is larger than max_message_bytes al
 // metric serialized into one value, or split into several under max_message_bytes.
 func (w *writer) prepare(batch []morse.Metric) *job {
 	k := w.k
-	j := &job{metrics: make([]metricState, len(batch)), recs: make([]kgo.Record, 0, len(batch)), owner: make([]int32, 0, len(batch))}
-	type span struct{ key, val [2]int }
-	spans := make([]span, 0, len(batch))
-	var buf []byte
+	j := w.jobs.Get().(*job)
+	j.metrics = slices.Grow(j.metrics[:0], len(batch))[:len(batch)]
+	clear(j.metrics)
+	j.recs, j.owner, j.spans = slices.Grow(j.recs[:0], len(batch)), slices.Grow(j.owner[:0], len(batch)), j.spans[:0]
+	buf := j.buf[:0]
+	lastTopic := ""
 	for i, m := range batch {
 		st := &j.metrics[i]
 		m, topic := k.topic(m)
-		if err := common.ValidTopic(topic); err != nil {
-			st.reason, st.err = ReasonInvalidTopic, err
-			continue
+		if topic != lastTopic {
+			if err := common.ValidTopic(topic); err != nil {
+				st.reason, st.err = ReasonInvalidTopic, err
+				continue
+			}
+			lastTopic = topic // most metrics of a batch share their topic
 		}
 		headers, err := k.headers(m)
 		if err != nil {
@@ -364,7 +390,7 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 			if !hasKey {
 				key = [2]int{-1, -1}
 			}
-			spans = append(spans, span{key: key, val: v})
+			j.spans = append(j.spans, span{key: key, val: v})
 			j.recs = append(j.recs, kgo.Record{Topic: topic, Headers: headers, Timestamp: ts})
 			j.owner = append(j.owner, int32(i))
 			st.records++
@@ -372,16 +398,30 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 	}
 	// The values and keys share one buffer, which may have moved while it grew; they are
 	// pointed into it only now.
-	for n, s := range spans {
+	j.buf = buf
+	for n, s := range j.spans {
 		r := &j.recs[n]
 		r.Value = buf[s.val[0]:s.val[1]:s.val[1]]
 		if s.key[0] >= 0 {
 			r.Key = buf[s.key[0]:s.key[1]:s.key[1]]
 		}
 	}
-	j.errs = make([]error, len(j.recs))
+	j.errs = slices.Grow(j.errs[:0], len(j.recs))[:len(j.recs)]
+	clear(j.errs)
+	j.storedAny = false
 	return j
 }
+
+// release returns a job whose records the client no longer holds to the pool. Its slices
+// keep their room; the records' references into the batch's strings are dropped.
+func (w *writer) release(j *job) {
+	clear(j.recs)
+	j.recs = j.recs[:0]
+	w.jobs.Put(j)
+}
+
+// span locates a record's key and value in the job's buffer; a key of {-1, -1} is none.
+type span struct{ key, val [2]int }
 
 func headerBytes(hs []kgo.RecordHeader) int {
 	n := 0
@@ -399,6 +439,11 @@ func headerBytes(hs []kgo.RecordHeader) int {
 func (w *writer) serialize(buf []byte, m morse.Metric, limit int, st *metricState, part bool) ([]byte, [][2]int) {
 	start := len(buf)
 	out, err := w.k.ser.AppendMetric(buf, m)
+	if err == nil && len(out)-start <= limit {
+		return out, [][2]int{{start, len(out)}}
+	}
+	// Only now are the fields counted: that takes a line metric apart, which the common
+	// case above does not need.
 	fields := len(m.Fields())
 	switch {
 	case err != nil:
@@ -407,8 +452,6 @@ func (w *writer) serialize(buf []byte, m morse.Metric, limit int, st *metricStat
 		}
 		st.reason, st.err = morse.ReasonSerialize, cmpErr(st.err, err)
 		return buf, nil
-	case len(out)-start <= limit:
-		return out, [][2]int{{start, len(out)}}
 	case fields <= 1:
 		st.skipped++
 		st.reason, st.err = ReasonMessageTooLarge, cmpErr(st.err, fmt.Errorf("measurement %q: %w", m.Name(), errTooLarge))
