@@ -25,15 +25,18 @@ func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) strin
 		info, _ := reg.Output(name)
 		writePluginSample(&b, "outputs", name, info.Description, info.SampleConfig)
 	}
+	// Processors and aggregators change what every output receives, so their samples are
+	// printed commented out, as Telegraf prints them: a saved sample runs none of them until
+	// its table is uncommented.
 	b.WriteString(sectionBanner("PROCESSOR PLUGINS"))
 	for _, name := range reg.ProcessorNames() {
 		info, _ := reg.Processor(name)
-		writePluginSample(&b, "processors", name, info.Description, info.SampleConfig)
+		writeCommented(&b, "processors", name, info.Description, info.SampleConfig)
 	}
 	b.WriteString(sectionBanner("AGGREGATOR PLUGINS"))
 	for _, name := range reg.AggregatorNames() {
 		info, _ := reg.Aggregator(name)
-		writePluginSample(&b, "aggregators", name, info.Description, info.SampleConfig)
+		writeCommented(&b, "aggregators", name, info.Description, info.SampleConfig)
 	}
 	b.WriteString(sectionBanner("INPUT PLUGINS"))
 	for _, name := range filterNames(reg.InputNames(), inputFilter) {
@@ -132,6 +135,20 @@ func writePluginSample(b *strings.Builder, kind, name, description, sample strin
 		b.WriteString(body + "\n")
 	}
 	b.WriteString("\n")
+}
+
+// writeCommented writes a plugin's sample with every line commented out.
+func writeCommented(b *strings.Builder, kind, name, description, sample string) {
+	var one strings.Builder
+	writePluginSample(&one, kind, name, description, sample)
+	for line := range strings.Lines(strings.TrimRight(one.String(), "\n")) {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			b.WriteString(line)
+		} else {
+			b.WriteString("# " + line)
+		}
+	}
+	b.WriteString("\n\n")
 }
 
 // hasHeader reports whether an uncommented line of sample is header.
