@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/route"
 )
 
 // Tally books the outcome of each piece. The zero value is ready. A retryable outcome is
@@ -161,6 +162,22 @@ func Each(pieces [][]morse.Metric, write func([]morse.Metric) error) error {
 		}
 		t.AddAt(err, span(n, len(p)))
 		n += len(p)
+	}
+	return t.Err(n)
+}
+
+// EachGroup writes every group of a routed batch of n metrics with write, in order, and
+// adds up the outcomes with the groups' positions, so that a group refused as a whole is
+// reported as exactly its metrics. A retryable outcome of any group is returned at once, for
+// the whole batch.
+func EachGroup[K comparable](groups []route.Group[K], n int, write func(K, []morse.Metric) error) error {
+	var t Tally
+	for _, g := range groups {
+		err := write(g.Key, g.Metrics)
+		if morse.Classify(err) == morse.OutcomeRetry {
+			return err
+		}
+		t.AddAt(err, g.Positions)
 	}
 	return t.Err(n)
 }

@@ -46,16 +46,10 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
-	var t tally.Tally
 	defer s.groups.Reset()
-	for _, g := range o.route(s, batch) {
-		err := o.writeTo(ctx, s, g.Key, g.Metrics)
-		if morse.Classify(err) == morse.OutcomeRetry {
-			return err
-		}
-		t.AddAt(err, g.Positions)
-	}
-	return t.Err(len(batch))
+	return tally.EachGroup(o.route(s, batch), len(batch), func(key routeKey, ms []morse.Metric) error {
+		return o.writeTo(ctx, s, key, ms)
+	})
 }
 
 // WriteTimeout tells the batch writer to bound each write attempt by the timeout option, so

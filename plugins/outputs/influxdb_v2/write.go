@@ -43,16 +43,10 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.BucketTag == "" {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
-	var t tally.Tally
 	defer s.groups.Reset()
-	for _, g := range o.route(s, batch) {
-		err := o.writeBucket(ctx, s, g.Key, g.Metrics)
-		if morse.Classify(err) == morse.OutcomeRetry {
-			return err
-		}
-		t.AddAt(err, g.Positions)
-	}
-	return t.Err(len(batch))
+	return tally.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
+		return o.writeBucket(ctx, s, key, ms)
+	})
 }
 
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
