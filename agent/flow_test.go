@@ -81,6 +81,7 @@ func TestWaitForRoomOnlyForOutputsTheInputFeeds(t *testing.T) {
 
 		released := make(chan error, 1)
 		go func() { released <- morse.WaitForRoom(context.Background(), pa.acc) }()
+		synctest.Wait() // it waits before the first batch is released
 		for range 3 { // three batches written: the ring is down to the low-water mark
 			slow.release <- struct{}{}
 		}
