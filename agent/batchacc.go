@@ -36,12 +36,10 @@ func (ri *runningInput) fanOutBatch(ms []morse.Metric, st *agentState) {
 }
 
 // addBatch buffers ms as add would each of them. Metrics that this output's filter must
-// judge, or that it must expand, take add's way one by one, so that ms is never changed.
+// judge, or that it must expand, go through addFiltered, so that ms is never changed.
 func (ro *runningOutput) addBatch(ms []morse.Metric) {
 	if ro.cfg.Filter != nil || !ro.writesLines() {
-		for _, m := range ms {
-			ro.add(m)
-		}
+		ro.addFiltered(ms)
 		return
 	}
 	_ = ro.w.WriteBatch(ms) // ErrClosed during a reload's hand-over is already counted
