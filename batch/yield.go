@@ -44,11 +44,15 @@ func (y *yielder) afterAdd(total int64, n, size int) {
 	if size < 2*y.batchSize {
 		return
 	}
-	// Yield when the running total of added metrics passes a multiple of yieldEvery.
-	if total%yieldEvery >= int64(n) {
+	// Yield once for each multiple of yieldEvery the running total passed, so that a batch
+	// of a thousand gives up the processor as often as a thousand metrics one by one.
+	k := total/yieldEvery - (total-int64(n))/yieldEvery
+	if k == 0 {
 		return
 	}
 	if d, busy := y.writing.For(time.Now()); busy && d < writingFor {
-		y.yield()
+		for range k {
+			y.yield()
+		}
 	}
 }
