@@ -207,6 +207,7 @@ func (h *handler) parse(body []byte, t target) outcome {
 	return h.parseTo(body, t, mb.Add)
 }
 
+// parseTo parses a body, handing each metric to add.
 func (h *handler) parseTo(body []byte, t target, add func(morse.Metric)) outcome {
 	emit := add
 	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
