@@ -22,6 +22,9 @@ import (
 type AgentOptions struct {
 	// Logger receives the agent's and the plugins' logs; slog.Default() if nil.
 	Logger *slog.Logger
+	// Version is the agent's version, which inputs.internal reports in its version tag;
+	// "unknown" if empty, as in Telegraf.
+	Version string
 	// Hostname, when set, replaces both [agent] hostname and os.Hostname for the host tag.
 	Hostname string
 	// OnDrop, when set, is called with every loss of every output, as batch.Options.OnDrop
@@ -55,7 +58,8 @@ type Agent struct {
 	stats    *selfstat.Registry
 	state    atomic.Pointer[agentState]
 
-	gathered, gatherErrors, written, dropped *selfstat.Counter // internal_agent
+	agentStats              // internal_agent
+	places     atomic.Int64 // see nextPlace
 
 	// Owned by the goroutine in Run.
 	stage    *stage
@@ -86,9 +90,8 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if a.hostname == "" {
 		a.hostname, _ = os.Hostname()
 	}
-	c := func(field string) *selfstat.Counter { return a.stats.Counter("internal_agent", nil, field) }
-	a.gathered, a.gatherErrors = c("metrics_gathered"), c("gather_errors")
-	a.written, a.dropped = c("metrics_written"), c("metrics_dropped")
+	a.stats.SetVersion(opts.Version)
+	a.agentStats = newAgentStats(a.stats)
 	var errs []error
 	for _, ic := range cfg.Inputs {
 		ri, err := a.newRunningInput(ic)
@@ -178,7 +181,8 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
 		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
 		Initialized:             true, // setupOutput did it when the config was built
-		Stats:                   a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
+		Stats:                   a.stats, ID: instanceID("outputs", oc.Name, oc.Fingerprint, a.nextPlace()),
+		Totals: &batch.Totals{Written: a.written, Dropped: a.dropped, Rejected: a.rejected, WriteErrors: a.writeErrs},
 		OnDrop: a.onDrop,
 	}
 	newBuffer, dir, err := a.bufferFor(oc)

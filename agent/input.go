@@ -29,6 +29,7 @@ type runningInput struct {
 	series                               *selfstat.Series      // internal_gather of this input
 	pluginStats                          *selfstat.PluginStats // the plugin's own counters, if it keeps any
 	gathered, errs, gatherTime, timeouts *selfstat.Counter
+	gatherErrs, startupErrs              *selfstat.Counter // see countGathers
 
 	errLog *throttle.Throttle
 	// gathering is since when the gather in progress runs, for the watchdog (Agent.Stuck).
@@ -47,9 +48,9 @@ func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	if ic.Common.Alias != "" {
 		st["alias"] = ic.Common.Alias
 	}
+	st[selfstat.IDTag] = instanceID("inputs", ic.Name, ic.Fingerprint, a.nextPlace())
 	ri.series = a.stats.NewSeries("internal_gather", st)
-	c := ri.series.Counter
-	ri.gathered, ri.errs, ri.gatherTime, ri.timeouts = c("metrics_gathered"), c("errors"), c("gather_time_ns"), c("gather_timeouts")
+	ri.countGathers()
 
 	if s, ok := ic.Plugin.(morse.LoggerSetter); ok {
 		s.SetLogger(ri.log)
@@ -81,6 +82,7 @@ func (ri *runningInput) start(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, ri.outputAccumulator()); err != nil {
+			ri.startupErrs.Incr()
 			cancel()
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
 		}
@@ -157,6 +159,7 @@ func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
 		ri.timeouts.Incr()
 	}
 	if err != nil {
+		ri.gatherErrs.Incr()
 		acc.AddError(err)
 	}
 }
@@ -252,7 +255,6 @@ func (acc *accumulator) AddError(err error) {
 	}
 	ri := acc.in
 	ri.errs.Incr()
-	ri.agent.gatherErrors.Incr()
 	ri.errLog.Log(ri.log, slog.LevelError, "gather error", "error", err)
 }
 

@@ -39,7 +39,7 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		}
 		defer stopProfiler()
 	}
-	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: logger})
+	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: logger, Version: versionString()})
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitBadArgs
