@@ -42,6 +42,7 @@ type agentState struct {
 	globalTags    []morse.Tag // sorted, host included
 	precision     time.Duration
 	jitter        time.Duration // collection_jitter
+	offset        time.Duration // collection_offset
 	roundInterval bool
 	// linesPass is set when line metrics would mostly reach the outputs as they are: at
 	// least one output writes them, and every other one takes only the names it selects.
@@ -108,6 +109,9 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	}
 	a.stage = newStage(cfg)
 	a.state.Store(a.newState(cfg, a.inputs, nil))
+	for _, w := range cfg.Agent.Warnings() {
+		a.log.Warn(w)
+	}
 	return a, nil
 }
 
@@ -127,6 +131,7 @@ func (a *Agent) newState(cfg *config.Config, inputs []*runningInput, outputs []*
 		inputs: inputs, outputs: outputs, globalTags: tags, stage: a.stage,
 		precision:     cfg.Agent.Precision.Duration(),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
+		offset:        time.Duration(cfg.Agent.CollectionOffset),
 		roundInterval: cfg.Agent.RoundInterval,
 		linesPass:     a.stage == nil && linesPass(outputs),
 	}

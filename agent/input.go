@@ -119,6 +119,7 @@ func (ri *runningInput) loop(ctx context.Context) {
 	if st.roundInterval {
 		next = next.Truncate(interval).Add(interval)
 	}
+	next = next.Add(ri.offset()) // collection_offset: every later mark is shifted with it
 	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
 	for {

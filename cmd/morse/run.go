@@ -178,28 +178,3 @@ func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 			name, o.Stats.DroppedByReason[morse.ReasonShutdown], o.Stats.Written, o.Stats.Dropped)
 	}
 }
-
-// newLogger builds the logger the [agent] table and --debug ask for. When stderr is the
-// journal, lines carry a syslog priority and no timestamp (journal.go).
-func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
-	level := slog.LevelInfo
-	switch {
-	case debug || ac.Debug:
-		level = slog.LevelDebug
-	case ac.Quiet:
-		level = slog.LevelError
-	}
-	w, closeFn := stderr, func() {}
-	if ac.Logfile != "" {
-		f, err := os.OpenFile(ac.Logfile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
-		if err != nil {
-			return nil, nil, fmt.Errorf("logfile: %w", err)
-		}
-		w, closeFn = f, func() { _ = f.Close() }
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	if ac.Logfile == "" && journalStderr(stderr) {
-		return slog.New(newJournalHandler(w, hopts)), closeFn, nil
-	}
-	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
-}
