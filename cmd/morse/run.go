@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/gcpace"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
 // run loads the config and runs the agent in the mode the flags ask for.
@@ -78,20 +78,12 @@ func paceGC() (stop func()) {
 	}
 }
 
-// runTest prints one gather of every input as line protocol.
+// runTest prints one gather of every input as `telegraf --test` does (testprint.go).
 func runTest(agent *agent.Agent, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
-	ser := influx.New(influx.Options{})
-	var buf []byte
-	err := agent.Test(context.Background(), func(m morse.Metric) {
-		var err error
-		if buf, err = ser.AppendMetric(buf[:0], m); err == nil {
-			_, _ = w.Write(buf)
-		}
-	})
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
+	p := newTestPrinter(w)
+	err := agent.Test(context.Background(), p.print)
+	err = cmp.Or(err, p.err, w.Flush())
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitFailed
