@@ -168,6 +168,9 @@ func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 	if s, ok := oc.Plugin.(morse.PrecisionSetter); ok {
 		s.SetPrecision(a.cfg.Agent.Precision.Duration())
 	}
+	if s, ok := oc.Plugin.(morse.SelfStatsSetter); ok {
+		s.SetSelfStats(a.stats) // an output that serializes counts internal_serializer there
+	}
 	if i, ok := oc.Plugin.(morse.Initializer); ok {
 		if err := i.Init(); err != nil {
 			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)

@@ -102,3 +102,23 @@ func TestVersion(t *testing.T) {
 	r.SetVersion("1.2.3")
 	require.Equal(t, "1.2.3", r.Version())
 }
+
+func TestSerializerStatsAreSharedPerFormat(t *testing.T) {
+	r := New()
+	a := NewSerializerStats(r, "influx")
+	b := NewSerializerStats(r, "influx")
+	j := NewSerializerStats(r, "json")
+	a.Serialized(3, 120, 50)
+	b.Serialized(2, 80, 30)
+	b.Failed(1)
+	j.Serialized(1, 40, 10)
+	var nilStats *SerializerStats
+	nilStats.Serialized(1, 1, 1) // counts nothing, and does not panic
+	nilStats.Failed(1)
+	require.Equal(t, []Sample{
+		{Measurement: "internal_serializer", Tags: []Tag{{"type", "influx"}}, Fields: []Field{
+			{"errors", 1}, {"metrics_serialized", 5}, {"bytes_serialized", 200}, {"serialization_time_ns", 80}}},
+		{Measurement: "internal_serializer", Tags: []Tag{{"type", "json"}}, Fields: []Field{
+			{"errors", 0}, {"metrics_serialized", 1}, {"bytes_serialized", 40}, {"serialization_time_ns", 10}}},
+	}, r.Snapshot())
+}

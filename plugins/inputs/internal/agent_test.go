@@ -1,9 +1,11 @@
 package internal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/outputs/file"
 )
 
 // failing emits three metrics, reports one error and then fails the gather.
@@ -94,6 +97,38 @@ func TestGoldenInsideTheAgent(t *testing.T) {
 		require.Equal(t, gathered, write["metrics_rejected"])
 		require.Equal(t, int64(1), write["write_errors"])
 		require.Equal(t, int64(10000), write["buffer_limit"])
+		require.NotContains(t, got, "internal_serializer/", "no output serialized")
+	})
+}
+
+// TestSerializerStats: outputs.file counts what it serializes in internal_serializer,
+// shared by every output of the format and tagged with it, as in Telegraf.
+func TestSerializerStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shapes, err := testutil.LoadShapes("../../../testdata/inputs/internal.golden")
+		require.NoError(t, err)
+		var a, b bytes.Buffer
+		out1, out2 := file.New(), file.New()
+		out1.Stdout, out2.Stdout = &a, &b
+		self := New()
+		runOnce(t, self, out1, out2)
+		ms := gather(t, self)
+		require.Empty(t, shapes.Defaults().Check(morseOnly(slices.Clone(ms))))
+		var ser []series
+		for _, s := range seriesOf(ms) {
+			if s.Name == "internal_serializer" {
+				ser = append(ser, s)
+			}
+		}
+		require.Len(t, ser, 1, "one series for the format")
+		require.Equal(t, map[string]string{"type": "influx", "version": "9.8.7"}, ser[0].Tags)
+		f := ser[0].Fields
+		require.Equal(t, int64(a.Len()+b.Len()), f["bytes_serialized"], "every byte both files got")
+		gathered := int64(strings.Count(a.String(), "\n"))
+		require.Equal(t, 2*gathered, f["metrics_serialized"])
+		require.Zero(t, f["errors"])
+		_, timed := f["serialization_time_ns"]
+		require.True(t, timed)
 	})
 }
 
