@@ -50,6 +50,11 @@ type AgentConfig struct {
 	// BufferConfig is buffer_strategy, buffer_directory and the buffer's bounds, for every
 	// output that does not set its own.
 	BufferConfig
+	// AlwaysIncludeLocalTags and AlwaysIncludeGlobalTags are Telegraf's keys that let an
+	// input's tags and the global tags pass its taginclude and tagexclude. morse adds both
+	// after the input's filter, so they always pass it: true is what morse does either way.
+	AlwaysIncludeLocalTags  bool `toml:"always_include_local_tags"`
+	AlwaysIncludeGlobalTags bool `toml:"always_include_global_tags"`
 	// SkipProcessorsAfterAggregators passes aggregators' summaries straight to the outputs
 	// instead of through the processors again.
 	SkipProcessorsAfterAggregators bool `toml:"skip_processors_after_aggregators"`

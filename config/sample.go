@@ -110,6 +110,10 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"buffer_disk_sync", a.DiskSync)
 	item("After an outage write \"oldest_first\", or \"newest_first\" so the present shows at once.",
 		"buffer_drain", a.Drain)
+	item("An input's tags always pass its taginclude/tagexclude (morse adds them after the filter either way).",
+		"always_include_local_tags", a.AlwaysIncludeLocalTags)
+	item("The global tags always pass an input's taginclude/tagexclude (likewise).",
+		"always_include_global_tags", a.AlwaysIncludeGlobalTags)
 	item("Pass aggregators' summaries straight to the outputs, not through the processors again.",
 		"skip_processors_after_aggregators", a.SkipProcessorsAfterAggregators)
 }
