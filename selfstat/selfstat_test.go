@@ -112,7 +112,8 @@ func TestSerializerStatsAreSharedPerFormat(t *testing.T) {
 	b.Serialized(2, 80, 30)
 	b.Failed(1)
 	j.Serialized(1, 40, 10)
-	var nilStats *SerializerStats
+	nilStats := NewSerializerStats(nil, "influx")
+	require.Nil(t, nilStats)
 	nilStats.Serialized(1, 1, 1) // counts nothing, and does not panic
 	nilStats.Failed(1)
 	require.Equal(t, []Sample{

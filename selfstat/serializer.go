@@ -10,8 +10,12 @@ type SerializerStats struct {
 	errors, metrics, bytes, timeNs *Counter
 }
 
-// NewSerializerStats returns the counters of format in reg.
+// NewSerializerStats returns the counters of format in reg; nil, which counts nothing, for
+// a nil reg.
 func NewSerializerStats(reg *Registry, format string) *SerializerStats {
+	if reg == nil {
+		return nil
+	}
 	tags := map[string]string{"type": format}
 	c := func(field string) *Counter { return reg.Counter("internal_serializer", tags, field) }
 	// Created in Telegraf's order.

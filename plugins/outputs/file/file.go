@@ -195,10 +195,7 @@ func orDefault(w io.Writer, def *os.File) io.Writer {
 func (f *File) SetSelfStats(r *selfstat.Registry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.serStats = nil
-	if r != nil {
-		f.serStats = selfstat.NewSerializerStats(r, "influx")
-	}
+	f.serStats = selfstat.NewSerializerStats(r, "influx")
 }
 
 // A metric that cannot be written as line protocol (no writable field, an empty name) is

@@ -311,9 +311,5 @@ func (k *Kafka) client() *kgo.Client {
 // the output counts what it serializes (internal_serializer, tagged with data_format), as
 // Telegraf's outputs with a data_format do.
 func (k *Kafka) SetSelfStats(r *selfstat.Registry) {
-	if r == nil {
-		k.serStats.Store(nil)
-		return
-	}
 	k.serStats.Store(selfstat.NewSerializerStats(r, cmp.Or(k.DataFormat, "influx")))
 }

@@ -81,10 +81,7 @@ type SocketWriter struct {
 func (w *SocketWriter) SetSelfStats(r *selfstat.Registry) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.serStats = nil
-	if r != nil {
-		w.serStats = selfstat.NewSerializerStats(r, "influx")
-	}
+	w.serStats = selfstat.NewSerializerStats(r, "influx")
 }
 
 // New returns an output with Telegraf's defaults.
