@@ -70,7 +70,7 @@ func DefaultAgentConfig() AgentConfig {
 		MetricBatchSize:   1000,
 		MetricBufferLimit: 10000,
 		ShutdownTimeout:   morse.Duration(10 * time.Second),
-		LogSettings:       LogSettings{RotationMaxArchives: 5},
+		LogSettings:       LogSettings{Format: LogFormatText, RotationMaxArchives: 5},
 		BufferConfig:      BufferConfig{Strategy: BufferMemory, DiskSync: "1s", Drain: DrainOldestFirst},
 	}
 }
