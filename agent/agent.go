@@ -22,6 +22,9 @@ import (
 type AgentOptions struct {
 	// Logger receives the agent's and the plugins' logs; slog.Default() if nil.
 	Logger *slog.Logger
+	// Version is the agent's version, which inputs.internal reports in its version tag;
+	// "unknown" if empty, as in Telegraf.
+	Version string
 	// Hostname, when set, replaces both [agent] hostname and os.Hostname for the host tag.
 	Hostname string
 	// OnDrop, when set, is called with every loss of every output, as batch.Options.OnDrop
@@ -39,6 +42,7 @@ type agentState struct {
 	globalTags    []morse.Tag // sorted, host included
 	precision     time.Duration
 	jitter        time.Duration // collection_jitter
+	offset        time.Duration // collection_offset
 	roundInterval bool
 	// linesPass is set when line metrics would mostly reach the outputs as they are: at
 	// least one output writes them, and every other one takes only the names it selects.
@@ -55,7 +59,8 @@ type Agent struct {
 	stats    *selfstat.Registry
 	state    atomic.Pointer[agentState]
 
-	gathered, gatherErrors, written, dropped *selfstat.Counter // internal_agent
+	agentStats              // internal_agent
+	places     atomic.Int64 // see nextPlace
 
 	// Owned by the goroutine in Run.
 	stage    *stage
@@ -86,9 +91,8 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if a.hostname == "" {
 		a.hostname, _ = os.Hostname()
 	}
-	c := func(field string) *selfstat.Counter { return a.stats.Counter("internal_agent", nil, field) }
-	a.gathered, a.gatherErrors = c("metrics_gathered"), c("gather_errors")
-	a.written, a.dropped = c("metrics_written"), c("metrics_dropped")
+	a.stats.SetVersion(opts.Version)
+	a.agentStats = newAgentStats(a.stats)
 	var errs []error
 	for _, ic := range cfg.Inputs {
 		ri, err := a.newRunningInput(ic)
@@ -105,6 +109,9 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	}
 	a.stage = newStage(cfg)
 	a.state.Store(a.newState(cfg, a.inputs, nil))
+	for _, w := range cfg.Agent.Warnings() {
+		a.log.Warn(w)
+	}
 	return a, nil
 }
 
@@ -124,6 +131,7 @@ func (a *Agent) newState(cfg *config.Config, inputs []*runningInput, outputs []*
 		inputs: inputs, outputs: outputs, globalTags: tags, stage: a.stage,
 		precision:     cfg.Agent.Precision.Duration(),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
+		offset:        time.Duration(cfg.Agent.CollectionOffset),
 		roundInterval: cfg.Agent.RoundInterval,
 		linesPass:     a.stage == nil && linesPass(outputs),
 	}
@@ -160,6 +168,9 @@ func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 	if s, ok := oc.Plugin.(morse.PrecisionSetter); ok {
 		s.SetPrecision(a.cfg.Agent.Precision.Duration())
 	}
+	if s, ok := oc.Plugin.(morse.SelfStatsSetter); ok {
+		s.SetSelfStats(a.stats) // an output that serializes counts internal_serializer there
+	}
 	if i, ok := oc.Plugin.(morse.Initializer); ok {
 		if err := i.Init(); err != nil {
 			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)
@@ -178,7 +189,8 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
 		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
 		Initialized:             true, // setupOutput did it when the config was built
-		Stats:                   a.stats, Totals: &batch.Totals{Written: a.written, Dropped: a.dropped},
+		Stats:                   a.stats, ID: instanceID("outputs", oc.Name, oc.Fingerprint, a.nextPlace()),
+		Totals: &batch.Totals{Written: a.written, Dropped: a.dropped, Rejected: a.rejected, WriteErrors: a.writeErrs},
 		OnDrop: a.onDrop,
 	}
 	newBuffer, dir, err := a.bufferFor(oc)

@@ -390,19 +390,24 @@ func TestAgentCountsGatherErrorsThrottlesTheLogAndKeepsRunning(t *testing.T) {
 
 		_, written := out.Snapshot()
 		require.Equal(t, testutil.SeqRange(0, 60), testutil.Seqs(written), "the agent kept gathering and writing")
-		var gatherErrors, agentErrors int64
+		var loggedErrors, failedGathers, agentErrors int64
 		for _, s := range a.stats.Snapshot() {
 			for _, f := range s.Fields {
 				switch {
 				case s.Measurement == "internal_gather" && f.Key == "errors":
-					gatherErrors = f.Value
+					loggedErrors = f.Value
+				case s.Measurement == "internal_gather" && f.Key == "gather_errors":
+					failedGathers = f.Value
 				case s.Measurement == "internal_agent" && f.Key == "gather_errors":
 					agentErrors = f.Value
 				}
 			}
 		}
-		require.Equal(t, int64(120), gatherErrors, "every error is counted in internal_gather")
-		require.Equal(t, int64(120), agentErrors, "and in internal_agent")
+		// Telegraf's meanings: errors counts every error the input reported, gather_errors
+		// the gathers that failed, here and summed in internal_agent.
+		require.Equal(t, int64(120), loggedErrors, "every error is counted in internal_gather")
+		require.Equal(t, int64(60), failedGathers, "every failed gather")
+		require.Equal(t, int64(60), agentErrors, "and in internal_agent")
 		logs.mu.Lock()
 		defer logs.mu.Unlock()
 		require.Equal(t, 2, logs.errors, "120 errors in 60 s log twice: once per 30 s")

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,7 +94,7 @@ func (acc *accumulator) WaitForRoom(ctx context.Context) error {
 func (ri *runningInput) countWait(d time.Duration) {
 	f := &ri.flow
 	f.once.Do(func() {
-		f.series = ri.agent.stats.NewSeries("internal_listener", ri.statTags())
+		f.series = ri.agent.stats.NewSeries("internal_listener", maps.Clone(ri.selfTags))
 		f.waits, f.wait = f.series.Counter("backpressure_waits"), f.series.Counter("backpressure_wait_ns")
 	})
 	if f.series == nil {

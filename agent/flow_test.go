@@ -104,7 +104,7 @@ func TestWaitForRoomOnlyForOutputsTheInputFeeds(t *testing.T) {
 			}
 		}
 		require.Len(t, listeners, 1, "pb never waited, so it has no internal_listener")
-		require.Equal(t, []selfstat.Tag{{Key: "input", Value: "pa"}}, listeners[0].Tags)
+		require.Equal(t, []selfstat.Tag{{Key: selfstat.IDTag, Value: "inputs.pa#1"}, {Key: "input", Value: "pa"}}, listeners[0].Tags)
 		require.Equal(t, selfstat.Field{Key: "backpressure_waits", Value: 2}, listeners[0].Fields[0], "both of pa's waits are counted")
 	})
 }

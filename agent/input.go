@@ -30,6 +30,7 @@ type runningInput struct {
 	series                               *selfstat.Series      // internal_gather of this input
 	pluginStats                          *selfstat.PluginStats // the plugin's own counters, if it keeps any
 	gathered, errs, gatherTime, timeouts *selfstat.Counter
+	gatherErrs, startupErrs              *selfstat.Counter // see countGathers
 
 	errLog *throttle.Throttle
 	// gathering is since when the gather in progress runs, for the watchdog (Agent.Stuck).
@@ -39,6 +40,8 @@ type runningInput struct {
 	// room in them (WaitForRoom).
 	fed  atomic.Pointer[fedSet]
 	flow flowStats
+	// selfTags are the tags of the input's self-metrics: input, alias and the instance id.
+	selfTags map[string]string
 
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -50,9 +53,10 @@ func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
 	ri.tags = sortedTags(ic.Common.Tags)
 	st := ri.statTags()
+	st[selfstat.IDTag] = instanceID("inputs", ic.Name, ic.Fingerprint, a.nextPlace())
+	ri.selfTags = st
 	ri.series = a.stats.NewSeries("internal_gather", st)
-	c := ri.series.Counter
-	ri.gathered, ri.errs, ri.gatherTime, ri.timeouts = c("metrics_gathered"), c("errors"), c("gather_time_ns"), c("gather_timeouts")
+	ri.countGathers()
 
 	if s, ok := ic.Plugin.(morse.LoggerSetter); ok {
 		s.SetLogger(ri.log)
@@ -93,6 +97,7 @@ func (ri *runningInput) start(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, ri.outputAccumulator()); err != nil {
+			ri.startupErrs.Incr()
 			cancel()
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
 		}
@@ -129,6 +134,7 @@ func (ri *runningInput) loop(ctx context.Context) {
 	if st.roundInterval {
 		next = next.Truncate(interval).Add(interval)
 	}
+	next = next.Add(ri.offset()) // collection_offset: every later mark is shifted with it
 	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
 	for {
@@ -169,6 +175,7 @@ func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
 		ri.timeouts.Incr()
 	}
 	if err != nil {
+		ri.gatherErrs.Incr()
 		acc.AddError(err)
 	}
 }
@@ -269,7 +276,6 @@ func (acc *accumulator) AddError(err error) {
 	}
 	ri := acc.in
 	ri.errs.Incr()
-	ri.agent.gatherErrors.Incr()
 	ri.errLog.Log(ri.log, slog.LevelError, "gather error", "error", err)
 }
 

@@ -32,7 +32,9 @@ func pluginSeries(t *testing.T, a *Agent) (events []int64) {
 		if s.Measurement != "internal_counting" {
 			continue
 		}
-		require.Equal(t, []selfstat.Tag{{Key: "input", Value: "counting"}}, s.Tags, "equal tags, as Telegraf reports them")
+		require.Len(t, s.Tags, 2)
+		require.Equal(t, selfstat.IDTag, s.Tags[0].Key, "each instance has an _id, for per_instance")
+		require.Equal(t, selfstat.Tag{Key: "input", Value: "counting"}, s.Tags[1], "equal tags otherwise, as Telegraf reports them")
 		for _, f := range s.Fields {
 			events = append(events, f.Value)
 		}

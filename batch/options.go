@@ -87,8 +87,12 @@ type Options struct {
 
 	// Stats is the registry of the self-metrics (internal_write); a private one if nil.
 	Stats *selfstat.Registry
-	// Totals, when set, receive this writer's written and dropped counts too.
+	// Totals, when set, receive this writer's counts too.
 	Totals *Totals
+	// ID, when set, tells this writer's self-metrics apart from another's with the same
+	// Name and Alias: the "_id" tag (selfstat.IDTag) that inputs.internal shows with
+	// per_instance, as Telegraf does.
+	ID string
 }
 
 // Defaults for Options and the [agent] table.

@@ -27,6 +27,7 @@ type outputStats struct {
 	bufferSize, bufferLimit           *selfstat.Counter
 	bufferBytes, bufferAge            *selfstat.Counter // of a buffer that knows them (BufferGauges)
 	added, written, dropped, filtered *selfstat.Counter
+	rejected                          *selfstat.Counter // the part of dropped the sink refused
 	writeErrors, writeTimeNs          *selfstat.Counter
 	bufferFull                        *selfstat.Counter // the one reason on the hot path, kept at hand
 	// totals, when set, add this output's counts to the agent's (internal_agent).
@@ -42,18 +43,22 @@ func newOutputStats(reg *selfstat.Registry, tags map[string]string) *outputStats
 	}
 	series := reg.NewSeries(measurementWrite, tags)
 	c := series.Counter
+	// Created in Telegraf's field order (its README's), then morse's own gauges.
 	s := &outputStats{
 		reg: reg, tags: maps.Clone(tags), series: series,
-		bufferSize: c("buffer_size"), bufferLimit: c("buffer_limit"),
-		bufferBytes: c("buffer_bytes"), bufferAge: c("buffer_oldest_age_ns"),
-		added: c("metrics_added"), written: c("metrics_written"),
-		dropped: c("metrics_dropped"), filtered: c("metrics_filtered"),
-		writeErrors: c("errors"), writeTimeNs: c("write_time_ns"),
+		bufferLimit: c("buffer_limit"), bufferSize: c("buffer_size"),
+		writeErrors: c("errors"),
+		added:       c("metrics_added"), dropped: c("metrics_dropped"), filtered: c("metrics_filtered"),
+		rejected: c("metrics_rejected"), written: c("metrics_written"),
 		byReason: map[string]*selfstat.Series{},
 	}
-	// Telegraf names the failed-write count "errors"; DESIGN.md calls it write_errors. Both
-	// names report the one counter, so neither kind of dashboard breaks.
+	c("startup_errors") // an output connects in the background and never fails to start
+	// Telegraf's "errors" counts the errors its output logged, and write_errors the failed
+	// writes; here an output's errors are its failed writes, so both names report the one
+	// counter and neither kind of dashboard breaks.
 	series.Alias("write_errors", s.writeErrors)
+	s.writeTimeNs = series.Timing("write_time_ns")
+	s.bufferBytes, s.bufferAge = c("buffer_bytes"), c("buffer_oldest_age_ns")
 	s.bufferFull = s.reasonCounter(morse.ReasonBufferFull)
 	return s
 }
@@ -77,6 +82,9 @@ func (s *outputStats) drop(reason string, n int) {
 		return
 	}
 	s.dropped.Add(int64(n))
+	if sinkRefused(reason) {
+		s.rejected.Add(int64(n))
+	}
 	if s.totals != nil && s.totals.Dropped != nil {
 		s.totals.Dropped.Add(int64(n))
 	}
@@ -105,10 +113,46 @@ func (s *outputStats) unregister() {
 	}
 }
 
-// Totals are counters that several writers add to, such as the agent's own
-// internal_agent metrics_written and metrics_dropped.
+// sinkRefused reports whether metrics dropped for reason were refused on their way into the
+// sink (by the sink, or by the serializer before it), which Telegraf counts as
+// metrics_rejected. The others the buffer gave up: evicted, too old, corrupt on disk, left
+// at shutdown or retried past retry_max_age. Unlike Telegraf, morse counts rejected metrics
+// in metrics_dropped too, which DESIGN.md defines as every metric lost.
+func sinkRefused(reason string) bool {
+	switch reason {
+	case morse.ReasonBufferFull, morse.ReasonBufferBytes, morse.ReasonTooOld,
+		morse.ReasonCorrupt, morse.ReasonShutdown, morse.ReasonRetryExpired:
+		return false
+	}
+	return true
+}
+
+// Totals are counters that several writers add to: the agent's own internal_agent
+// metrics_written, metrics_dropped, metrics_rejected and write_errors. A nil one is left out.
 type Totals struct {
-	Written, Dropped *selfstat.Counter
+	Written, Dropped, Rejected, WriteErrors *selfstat.Counter
+}
+
+// setTotals ties the output's counters to the agent's totals.
+func (s *outputStats) setTotals(t *Totals) {
+	s.totals = t
+	if t == nil {
+		return
+	}
+	if t.Rejected != nil {
+		s.rejected.Tee(t.Rejected)
+	}
+	if t.WriteErrors != nil {
+		s.writeErrors.Tee(t.WriteErrors)
+	}
+}
+
+// withID adds the "_id" tag when id is set.
+func withID(tags map[string]string, id string) map[string]string {
+	if id != "" {
+		tags[selfstat.IDTag] = id
+	}
+	return tags
 }
 
 // Stats is a snapshot of a Writer's counters.

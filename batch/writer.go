@@ -95,8 +95,8 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	if opts.Alias != "" {
 		tags["alias"] = opts.Alias
 	}
-	w.stats = newOutputStats(opts.Stats, tags)
-	w.stats.totals = opts.Totals
+	w.stats = newOutputStats(opts.Stats, withID(tags, opts.ID))
+	w.stats.setTotals(opts.Totals)
 	w.drops = newDropper(cmp.Or(opts.Alias, opts.Name), w.stats, opts.OnDrop, log)
 	w.drops.deadLetter = opts.DeadLetter
 	buf, err := w.newBuffer()

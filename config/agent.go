@@ -18,6 +18,9 @@ type AgentConfig struct {
 	// CollectionJitter delays each gather by a random time up to this much, so that many
 	// inputs or hosts do not all hit a shared resource at once.
 	CollectionJitter morse.Duration `toml:"collection_jitter"`
+	// CollectionOffset shifts every gather by this much past its mark, as Telegraf's does, so
+	// that inputs querying one constrained device can be scheduled apart by hand.
+	CollectionOffset morse.Duration `toml:"collection_offset"`
 	// FlushInterval is how often outputs write.
 	FlushInterval morse.Duration `toml:"flush_interval"`
 	// FlushJitter spreads each flush uniformly over FlushInterval ± FlushJitter.
@@ -40,9 +43,18 @@ type AgentConfig struct {
 	Quiet bool `toml:"quiet"`
 	// Logfile sends the log to a file instead of stderr; empty means stderr.
 	Logfile string `toml:"logfile"`
+	// LogSettings are the log format, its time zone and the rotation of Logfile.
+	LogSettings
+	// Unsupported are the [agent] keys that morse accepts and warns about once.
+	Unsupported
 	// BufferConfig is buffer_strategy, buffer_directory and the buffer's bounds, for every
 	// output that does not set its own.
 	BufferConfig
+	// AlwaysIncludeLocalTags and AlwaysIncludeGlobalTags are Telegraf's keys that let an
+	// input's tags and the global tags pass its taginclude and tagexclude. morse adds both
+	// after the input's filter, so they always pass it: true is what morse does either way.
+	AlwaysIncludeLocalTags  bool `toml:"always_include_local_tags"`
+	AlwaysIncludeGlobalTags bool `toml:"always_include_global_tags"`
 	// SkipProcessorsAfterAggregators passes aggregators' summaries straight to the outputs
 	// instead of through the processors again.
 	SkipProcessorsAfterAggregators bool `toml:"skip_processors_after_aggregators"`
@@ -58,6 +70,7 @@ func DefaultAgentConfig() AgentConfig {
 		MetricBatchSize:   1000,
 		MetricBufferLimit: 10000,
 		ShutdownTimeout:   morse.Duration(10 * time.Second),
+		LogSettings:       LogSettings{Format: LogFormatText, RotationMaxArchives: 5},
 		BufferConfig: BufferConfig{Strategy: BufferMemory, DiskSync: "1s", Drain: DrainOldestFirst,
 			HighWater: defaultHighWater, LowWater: defaultLowWater},
 	}
@@ -74,7 +87,7 @@ func (a AgentConfig) Validate() Errors {
 		key string
 		v   morse.Duration
 	}{
-		{"interval", a.Interval}, {"collection_jitter", a.CollectionJitter},
+		{"interval", a.Interval}, {"collection_jitter", a.CollectionJitter}, {"collection_offset", a.CollectionOffset},
 		{"flush_interval", a.FlushInterval}, {"flush_jitter", a.FlushJitter},
 		{"shutdown_timeout", a.ShutdownTimeout},
 	} {
@@ -95,6 +108,9 @@ func (a AgentConfig) Validate() Errors {
 		bad("flush_jitter", "%s must be smaller than flush_interval (%s)", a.FlushJitter, a.FlushInterval)
 	}
 	for _, p := range a.BufferConfig.problems() {
+		bad(p.Path, "%s", p.Msg)
+	}
+	for _, p := range a.LogSettings.problems() {
 		bad(p.Path, "%s", p.Msg)
 	}
 	if a.MetricBatchSize < 1 {

@@ -17,6 +17,9 @@ type InputCommon struct {
 	Interval morse.Duration `toml:"interval"`
 	// Alias names this instance in logs and self-metrics, to tell two of a kind apart.
 	Alias string `toml:"alias"`
+	// CollectionOffset overrides [agent] collection_offset for this input; zero inherits it,
+	// as in Telegraf.
+	CollectionOffset morse.Duration `toml:"collection_offset"`
 	// NameOverride replaces the measurement name.
 	NameOverride string `toml:"name_override"`
 	// NamePrefix is put before the measurement name.
@@ -187,6 +190,9 @@ func (p *Plugin) resolveInput(a AgentConfig) []problem {
 			probs = append(probs, problem{"interval", c.Interval.String() +
 				" must be greater than collection_jitter (" + a.CollectionJitter.String() + ", from [agent])"})
 		}
+	}
+	if c.CollectionOffset < 0 {
+		probs = append(probs, problem{"collection_offset", "must not be negative, got " + c.CollectionOffset.String()})
 	}
 	return probs
 }

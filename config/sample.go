@@ -82,6 +82,8 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 	item("Align gathering to multiples of interval (:00, :10, ...).", "round_interval", a.RoundInterval)
 	item("Delay each gather by a random time up to this, to spread load; smaller than interval.",
 		"collection_jitter", a.CollectionJitter)
+	item("Shift every gather by this much past its mark, to schedule inputs apart by hand.",
+		"collection_offset", a.CollectionOffset)
 	item("How often outputs write.", "flush_interval", a.FlushInterval)
 	item("Each flush waits flush_interval ± a random time up to this; smaller than flush_interval.",
 		"flush_jitter", a.FlushJitter)
@@ -96,6 +98,7 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 	item("Log at debug level.", "debug", a.Debug)
 	item("Log errors only.", "quiet", a.Quiet)
 	item("Log to this file instead of stderr.", "logfile", a.Logfile)
+	writeLogSample(item, a)
 	item("Where each output's buffer lives: \"memory\", or \"disk\" to survive restarts and crashes.",
 		"buffer_strategy", a.Strategy)
 	item("With buffer_strategy = \"disk\": the directory that holds one directory per output.",
@@ -113,6 +116,10 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"buffer_high_water", high)
 	item("... until the buffer is down to this share. A failing output never holds listeners back.",
 		"buffer_low_water", low)
+	item("An input's tags always pass its taginclude/tagexclude (morse adds them after the filter either way).",
+		"always_include_local_tags", a.AlwaysIncludeLocalTags)
+	item("The global tags always pass an input's taginclude/tagexclude (likewise).",
+		"always_include_global_tags", a.AlwaysIncludeGlobalTags)
 	item("Pass aggregators' summaries straight to the outputs, not through the processors again.",
 		"skip_processors_after_aggregators", a.SkipProcessorsAfterAggregators)
 }
@@ -174,4 +181,24 @@ func filterNames(names, filter []string) []string {
 		return names
 	}
 	return slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(filter, n) })
+}
+
+// writeLogSample writes the log keys and the accepted keys that have no effect.
+func writeLogSample(item func(comment, key string, value any), a AgentConfig) {
+	item("Log format: \"text\" (key=value pairs) or \"structured\" (JSON).", "logformat", a.Format)
+	item("With logformat = \"structured\": the key of the message, instead of \"msg\".",
+		"structured_log_message_key", a.MessageKey)
+	item("Time zone of logged times: a name such as \"America/Chicago\", \"local\", or empty for UTC.",
+		"log_with_timezone", a.Timezone)
+	item("Rotate logfile when it is this old (0s: never). Checked when the log is written to.",
+		"logfile_rotation_interval", a.RotationInterval)
+	item("Rotate logfile when it grows to this size (0: never).", "logfile_rotation_max_size", a.RotationMaxSize)
+	item("How many rotated logfiles to keep, the oldest deleted first (-1: all).",
+		"logfile_rotation_max_archives", a.RotationMaxArchives)
+	item("Deprecated, as in Telegraf: \"stderr\" ignores logfile. Leave it empty.", "logtarget", a.Target)
+	item("Accepted for Telegraf's configs; no effect: no morse plugin keeps state across restarts.",
+		"statefile", a.Statefile)
+	item("Accepted for Telegraf's configs; no effect: morse has no SNMP plugins.", "snmp_translator", a.SnmpTranslator)
+	item("Accepted for Telegraf's configs; no effect: configs are read from files only.",
+		"config_url_retry_attempts", a.ConfigURLRetryAttempts)
 }

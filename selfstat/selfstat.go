@@ -11,19 +11,90 @@ import (
 )
 
 // Counter is an int64 that many goroutines may add to. It also serves as a gauge via Set.
-type Counter struct{ v atomic.Int64 }
+// A counter made by Series.Timing is a timing instead: see there.
+type Counter struct {
+	v atomic.Int64
+	// tee, when set, receives every Add too: an agent-wide total fed by per-plugin counters.
+	tee    atomic.Pointer[Counter]
+	timing *timing
+}
 
-// Add adds n.
-func (c *Counter) Add(n int64) { c.v.Add(n) }
+// Add adds n; for a timing, it records one duration of n nanoseconds.
+func (c *Counter) Add(n int64) {
+	if c.timing != nil {
+		c.timing.add(n)
+	} else {
+		c.v.Add(n)
+	}
+	if t := c.tee.Load(); t != nil {
+		t.Add(n)
+	}
+}
 
 // Incr adds one.
-func (c *Counter) Incr() { c.v.Add(1) }
+func (c *Counter) Incr() { c.Add(1) }
 
-// Set replaces the value; gauges use it.
-func (c *Counter) Set(n int64) { c.v.Store(n) }
+// Set replaces the value; gauges use it. For a timing, it records one duration, as
+// Telegraf's timing stats do.
+func (c *Counter) Set(n int64) {
+	if c.timing != nil {
+		c.timing.add(n)
+		return
+	}
+	c.v.Store(n)
+}
 
-// Get reads the value.
-func (c *Counter) Get() int64 { return c.v.Load() }
+// Get reads the value. For a timing it is the mean of the durations recorded since the last
+// report, or the last reported mean when none were; reading it does not start a new period.
+func (c *Counter) Get() int64 {
+	if c.timing != nil {
+		return c.timing.mean(false)
+	}
+	return c.v.Load()
+}
+
+// Tee makes every later Add of c add to total too, so that a per-plugin counter feeds an
+// agent-wide one (internal_agent) without the hot path knowing of it. A nil total stops it.
+func (c *Counter) Tee(total *Counter) { c.tee.Store(total) }
+
+// report reads the value for a sample; a timing starts a new period.
+func (c *Counter) report() int64 {
+	if c.timing != nil {
+		return c.timing.mean(true)
+	}
+	return c.v.Load()
+}
+
+// timing is Telegraf's timing stat: each report gives the mean of the durations recorded
+// since the previous report, and repeats the previous mean when there were none, so that a
+// gather time reads as "how long one gather takes" rather than a sum that only grows. Timings
+// are recorded once per gather or write, never per metric, so a lock costs nothing here and
+// keeps sum and count consistent.
+type timing struct {
+	mu       sync.Mutex
+	sum, n   int64
+	lastMean int64
+}
+
+func (t *timing) add(d int64) {
+	t.mu.Lock()
+	t.sum += d
+	t.n++
+	t.mu.Unlock()
+}
+
+func (t *timing) mean(reset bool) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		return t.lastMean
+	}
+	m := t.sum / t.n
+	if reset {
+		t.lastMean, t.sum, t.n = m, 0, 0
+	}
+	return m
+}
 
 // Tag is one key/value of a series.
 type Tag struct{ Key, Value string }
@@ -63,6 +134,20 @@ func (s *Series) Counter(field string) *Counter {
 	return c
 }
 
+// Timing returns the named field of the series as a timing (see timing), creating it. A
+// field first made by Counter stays a counter.
+func (s *Series) Timing(field string) *Counter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.fields[field]
+	if !ok {
+		c = &Counter{timing: &timing{}}
+		s.fields[field] = c
+		s.order = append(s.order, field)
+	}
+	return c
+}
+
 // Alias makes field report the counter c too, so one count can appear under two names, such
 // as Telegraf's name and ours.
 func (s *Series) Alias(field string, c *Counter) {
@@ -79,16 +164,35 @@ func (s *Series) sample() Sample {
 	defer s.mu.Unlock()
 	fs := make([]Field, 0, len(s.order))
 	for _, f := range s.order {
-		fs = append(fs, Field{Key: f, Value: s.fields[f].Get()})
+		fs = append(fs, Field{Key: f, Value: s.fields[f].report()})
 	}
 	return Sample{Measurement: s.measurement, Tags: slices.Clone(s.tags), Fields: fs}
 }
 
 // Registry holds the series. Each agent has its own, so tests never share counters.
 type Registry struct {
-	mu     sync.Mutex
-	series []*Series
-	shared map[string]*Series
+	mu      sync.Mutex
+	series  []*Series
+	shared  map[string]*Series
+	version atomic.Pointer[string]
+}
+
+// IDTag is the tag that tells apart two instances of one plugin, as Telegraf's "_id" does.
+// inputs.internal reports it only with per_instance; otherwise it sums the series that
+// differ in it alone.
+const IDTag = "_id"
+
+// SetVersion records the agent's version, which inputs.internal adds to every series as
+// the "version" tag, as Telegraf does.
+func (r *Registry) SetVersion(v string) { r.version.Store(&v) }
+
+// Version is the version SetVersion recorded, or "unknown" (Telegraf's word for a build
+// without one).
+func (r *Registry) Version() string {
+	if v := r.version.Load(); v != nil && *v != "" {
+		return *v
+	}
+	return "unknown"
 }
 
 // New returns an empty registry.

@@ -69,6 +69,19 @@ func parseLines(t *testing.T, text string) []morse.Metric {
 	return ms
 }
 
+// parseTestOutput parses what --test prints: every line is "> " and then line protocol, as
+// in Telegraf.
+func parseTestOutput(t *testing.T, out string) []morse.Metric {
+	t.Helper()
+	var lp strings.Builder
+	for line := range strings.Lines(out) {
+		rest, ok := strings.CutPrefix(line, "> ")
+		require.True(t, ok, "a --test line starts with \"> \": %q", line)
+		lp.WriteString(rest)
+	}
+	return parseLines(t, lp.String())
+}
+
 func byName(ms []morse.Metric) map[string][]morse.Metric {
 	out := map[string][]morse.Metric{}
 	for _, m := range ms {
@@ -109,7 +122,7 @@ func TestVersion(t *testing.T) {
 func TestTestModePrintsRealCPUAndMem(t *testing.T) {
 	out, stderr, code := runMorse(t, "--test")
 	require.Zero(t, code, stderr)
-	requireRealCPUAndMem(t, parseLines(t, out))
+	requireRealCPUAndMem(t, parseTestOutput(t, out))
 }
 
 func TestOnceWritesRealCPUAndMemAndExitsZero(t *testing.T) {
@@ -164,7 +177,7 @@ func TestSampleConfigRunsUnchanged(t *testing.T) {
 	conf := writeFile(t, dir, "full.conf", listenPort.ReplaceAllString(full, `${1}0"`))
 	out, stderr, code := runMorse(t, "--config", conf, "--test")
 	require.Zero(t, code, stderr)
-	require.NotEmpty(t, parseLines(t, out))
+	require.NotEmpty(t, parseTestOutput(t, out))
 
 	// A narrowed sample runs with no change at all.
 	narrow, _, code := runMorse(t, "config", "--input-filter", "cpu:mem", "--output-filter", "file")
@@ -428,7 +441,7 @@ func TestProcessorsAndAggregatorsFromTheConfig(t *testing.T) {
 `)
 	out, stderr, code := runMorse(t, "--test", "--config", conf)
 	require.Zero(t, code, stderr)
-	got := byName(parseLines(t, out))
+	got := byName(parseTestOutput(t, out))
 	require.Len(t, got["memory"], 2, "renamed, and minmax's summary of what --test gathered:\n%s", out)
 	require.Empty(t, got["mem"])
 	_, ok := got["memory"][1].Field("used_min")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/gcpace"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
 // run loads the config and runs the agent in the mode the flags ask for.
@@ -39,7 +39,7 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		}
 		defer stopProfiler()
 	}
-	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: logger})
+	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: logger, Version: versionString()})
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitBadArgs
@@ -78,20 +78,12 @@ func paceGC() (stop func()) {
 	}
 }
 
-// runTest prints one gather of every input as line protocol.
+// runTest prints one gather of every input as `telegraf --test` does (testprint.go).
 func runTest(agent *agent.Agent, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
-	ser := influx.New(influx.Options{})
-	var buf []byte
-	err := agent.Test(context.Background(), func(m morse.Metric) {
-		var err error
-		if buf, err = ser.AppendMetric(buf[:0], m); err == nil {
-			_, _ = w.Write(buf)
-		}
-	})
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
+	p := newTestPrinter(w)
+	err := agent.Test(context.Background(), p.print)
+	err = cmp.Or(err, p.err, w.Flush())
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitFailed
@@ -177,29 +169,4 @@ func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d)\n",
 			name, o.Stats.DroppedByReason[morse.ReasonShutdown], o.Stats.Written, o.Stats.Dropped)
 	}
-}
-
-// newLogger builds the logger the [agent] table and --debug ask for. When stderr is the
-// journal, lines carry a syslog priority and no timestamp (journal.go).
-func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
-	level := slog.LevelInfo
-	switch {
-	case debug || ac.Debug:
-		level = slog.LevelDebug
-	case ac.Quiet:
-		level = slog.LevelError
-	}
-	w, closeFn := stderr, func() {}
-	if ac.Logfile != "" {
-		f, err := os.OpenFile(ac.Logfile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
-		if err != nil {
-			return nil, nil, fmt.Errorf("logfile: %w", err)
-		}
-		w, closeFn = f, func() { _ = f.Close() }
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	if ac.Logfile == "" && journalStderr(stderr) {
-		return slog.New(newJournalHandler(w, hopts)), closeFn, nil
-	}
-	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
 }

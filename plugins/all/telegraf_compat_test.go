@@ -20,7 +20,6 @@ var compatDir = filepath.Join("..", "..", "testdata", "telegraf")
 
 // notCovered are the registered plugins without a file there, and why.
 var notCovered = map[string]string{
-	"inputs.internal": "tied to the engine's self-stats; its own golden test covers its names",
 	"outputs.questdb": "morse's own: Telegraf has no QuestDB output",
 }
 

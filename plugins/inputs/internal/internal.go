@@ -10,8 +10,9 @@ package internal
 import (
 	"context"
 	_ "embed"
-	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,11 @@ var sampleConfig string
 type Self struct {
 	// CollectMemstats adds the internal_memstats measurement from runtime.ReadMemStats.
 	CollectMemstats bool `toml:"collect_memstats"`
+	// CollectGostats adds the internal_gostats measurement from runtime/metrics.
+	CollectGostats bool `toml:"collect_gostats"`
+	// PerInstance reports each plugin instance on its own, told apart by the "_id" tag;
+	// otherwise the instances of one plugin with equal tags are summed, as in Telegraf.
+	PerInstance bool `toml:"per_instance"`
 
 	// reg is swapped atomically because the agent may hand over a registry, on start or on
 	// reload, while a gather runs.
@@ -50,41 +56,111 @@ func init() {
 }
 
 // SetSelfStats gives the plugin the registry of the agent's own counters. Until it is
-// called, or after it is called with nil, gathers report only the memory statistics.
+// called, or after it is called with nil, gathers report only the runtime's statistics.
 func (s *Self) SetSelfStats(r *selfstat.Registry) { s.reg.Store(r) }
 
-// Gather reports internal_memstats (when collect_memstats is on) and then one metric per
-// series of the registry, with the series' measurement, tags and counters.
+// Gather reports, in Telegraf's order, the agent's series, internal_memstats (when
+// collect_memstats is on) and internal_gostats (when collect_gostats is on).
 func (s *Self) Gather(_ context.Context, acc morse.Accumulator) error {
 	now := time.Now()
+	if reg := s.reg.Load(); reg != nil {
+		for _, m := range s.selfMetrics(reg, now) {
+			acc.AddMetric(m)
+		}
+	}
 	if s.CollectMemstats {
 		acc.AddMetric(memstats(now))
 	}
-	reg := s.reg.Load()
-	if reg == nil {
-		return nil
+	if s.CollectGostats {
+		acc.AddMetric(gostats(now))
 	}
+	return nil
+}
+
+// selfMetrics turns the registry's series into metrics. Series that end up with equal
+// measurement and tags are summed field by field, as Telegraf sums its instances: without
+// per_instance the "_id" tag is dropped first, so that every instance of a plugin with equal
+// tags counts into one series. Every metric gets the "version" tag, and internal_agent the
+// "go_version" tag too.
+func (s *Self) selfMetrics(reg *selfstat.Registry, now time.Time) []morse.Metric {
+	version := reg.Version()
+	goVersion := strings.TrimPrefix(runtime.Version(), "go")
+	type merged struct {
+		sample selfstat.Sample
+		index  map[string]int // field key -> position in sample.Fields
+	}
+	var order []string
+	byKey := map[string]*merged{}
 	for _, sample := range reg.Snapshot() {
 		// A metric needs at least one field; the registry never makes such a series, but a
 		// metric without fields could not be written, so it is not worth a failed write.
 		if len(sample.Fields) == 0 {
 			continue
 		}
-		acc.AddMetric(fromSample(sample, now))
+		if !s.PerInstance {
+			sample.Tags = slices.DeleteFunc(sample.Tags, func(t selfstat.Tag) bool { return t.Key == selfstat.IDTag })
+		}
+		key := seriesKey(sample)
+		m, ok := byKey[key]
+		if !ok {
+			m = &merged{sample: sample, index: map[string]int{}}
+			for i, f := range sample.Fields {
+				m.index[f.Key] = i
+			}
+			byKey[key] = m
+			order = append(order, key)
+			continue
+		}
+		for _, f := range sample.Fields {
+			if i, ok := m.index[f.Key]; ok {
+				m.sample.Fields[i].Value += f.Value
+				continue
+			}
+			m.index[f.Key] = len(m.sample.Fields)
+			m.sample.Fields = append(m.sample.Fields, f)
+		}
 	}
-	return nil
+	out := make([]morse.Metric, 0, len(order))
+	for _, key := range order {
+		sample := byKey[key].sample
+		extra := []morse.Tag{{Key: "version", Value: version}}
+		if sample.Measurement == "internal_agent" {
+			extra = append(extra, morse.Tag{Key: "go_version", Value: goVersion})
+		}
+		out = append(out, fromSample(sample, extra, now))
+	}
+	return out
 }
 
-func fromSample(sample selfstat.Sample, now time.Time) morse.Metric {
-	tags := make([]morse.Tag, len(sample.Tags))
-	for i, t := range sample.Tags {
-		tags[i] = morse.Tag{Key: t.Key, Value: t.Value}
+// seriesKey identifies a sample by measurement and tags, which are sorted.
+func seriesKey(s selfstat.Sample) string {
+	var b strings.Builder
+	b.WriteString(s.Measurement)
+	for _, t := range s.Tags {
+		b.WriteByte(0)
+		b.WriteString(t.Key)
+		b.WriteByte(0)
+		b.WriteString(t.Value)
+	}
+	return b.String()
+}
+
+// fromSample makes the metric of a sample with the extra tags; the series' own tags win.
+func fromSample(sample selfstat.Sample, extra []morse.Tag, now time.Time) morse.Metric {
+	tags := make([]morse.Tag, 0, len(sample.Tags)+len(extra))
+	for _, t := range sample.Tags {
+		tags = append(tags, morse.Tag{Key: t.Key, Value: t.Value})
 	}
 	fields := make([]morse.Field, len(sample.Fields))
 	for i, f := range sample.Fields {
 		fields[i] = morse.Field{Key: f.Key, Value: morse.Int(f.Value)}
 	}
-	return morse.NewMetric(sample.Measurement, tags, fields, now)
+	return morse.NewMetric(sample.Measurement, tags, fields, now).WithMissingTags(sortTags(extra))
+}
+
+func sortTags(tags []morse.Tag) []morse.Tag {
+	slices.SortFunc(tags, func(a, b morse.Tag) int { return strings.Compare(a.Key, b.Key) })
+	return tags
 }
 
 // memstats reads the Go runtime's memory statistics under Telegraf's field names.
@@ -105,7 +181,7 @@ func memstats(now time.Time) morse.Metric {
 		num("heap_released_bytes", m.HeapReleased),
 		num("heap_sys_bytes", m.HeapSys),
 		num("mallocs", m.Mallocs),
-		num("num_gc", uint64(m.NumGC)),
+		num("num_gc", uint64(m.NumGC)), // uint32 in Go; Telegraf's metrics widen it to uint64
 		num("pointer_lookups", m.Lookups),
 		num("sys_bytes", m.Sys),
 		num("total_alloc_bytes", m.TotalAlloc),
@@ -113,11 +189,9 @@ func memstats(now time.Time) morse.Metric {
 	return morse.NewMetric("internal_memstats", nil, fields, now)
 }
 
-// num makes an integer field, the type Telegraf writes these counters as. A value beyond
-// int64 is clamped, as Telegraf's line protocol serializer clamps it.
+// num makes an unsigned field, the type Telegraf emits these counters as (they are uint64 in
+// runtime.MemStats). Serializers write it as Telegraf's do: `u` with influx_uint_support, a
+// clamped signed integer without.
 func num(key string, v uint64) morse.Field {
-	if v > math.MaxInt64 {
-		v = math.MaxInt64
-	}
-	return morse.Field{Key: key, Value: morse.Int(int64(v))}
+	return morse.Field{Key: key, Value: morse.Uint(v)}
 }

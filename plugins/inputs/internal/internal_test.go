@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -33,12 +34,18 @@ func seriesOf(ms []morse.Metric) []series {
 			s.Tags[t.Key] = t.Value
 		}
 		for _, f := range m.Fields() {
-			s.Fields[f.Key] = f.Value.Int()
+			if f.Value.Type() == morse.TypeUint {
+				s.Fields[f.Key] = int64(f.Value.Uint())
+			} else {
+				s.Fields[f.Key] = f.Value.Int()
+			}
 		}
 		out = append(out, s)
 	}
 	return out
 }
+
+var goVersion = strings.TrimPrefix(runtime.Version(), "go")
 
 func gather(t *testing.T, s *Self) []morse.Metric {
 	t.Helper()
@@ -67,6 +74,8 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, md.Undecoded())
 	require.True(t, fresh.CollectMemstats)
+	require.False(t, fresh.CollectGostats)
+	require.False(t, fresh.PerInstance)
 }
 
 func TestMemstats(t *testing.T) {
@@ -91,7 +100,7 @@ func TestMemstats(t *testing.T) {
 			}
 			var keys []string
 			for _, f := range ms[0].Fields() {
-				require.Equal(t, morse.TypeInt, f.Value.Type(), f.Key)
+				require.Equal(t, morse.TypeUint, f.Value.Type(), "%s: unsigned, as Telegraf emits runtime.MemStats", f.Key)
 				keys = append(keys, f.Key)
 			}
 			require.Equal(t, []string{"alloc_bytes", "frees", "heap_alloc_bytes", "heap_idle_bytes",
@@ -121,12 +130,13 @@ func TestRegistrySeries(t *testing.T) {
 				r.Counter("internal_write_dropped", map[string]string{"output": "influxdb", "reason": "buffer_full"}, "metrics_dropped").Add(2)
 			},
 			want: []series{
-				{Name: "internal_agent", Tags: map[string]string{}, Fields: map[string]int64{"metrics_gathered": 5}},
-				{Name: "internal_gather", Tags: map[string]string{"input": "cpu"},
+				{Name: "internal_agent", Tags: map[string]string{"version": "unknown", "go_version": goVersion},
+					Fields: map[string]int64{"metrics_gathered": 5}},
+				{Name: "internal_gather", Tags: map[string]string{"input": "cpu", "version": "unknown"},
 					Fields: map[string]int64{"metrics_gathered": 5, "gather_time_ns": 1200}},
-				{Name: "internal_write", Tags: map[string]string{"output": "influxdb"},
+				{Name: "internal_write", Tags: map[string]string{"output": "influxdb", "version": "unknown"},
 					Fields: map[string]int64{"buffer_size": 7, "metrics_written": 3}},
-				{Name: "internal_write_dropped", Tags: map[string]string{"output": "influxdb", "reason": "buffer_full"},
+				{Name: "internal_write_dropped", Tags: map[string]string{"output": "influxdb", "reason": "buffer_full", "version": "unknown"},
 					Fields: map[string]int64{"metrics_dropped": 2}},
 			},
 		},
@@ -139,7 +149,7 @@ func TestRegistrySeries(t *testing.T) {
 				r.Remove(gone)
 			},
 			want: []series{
-				{Name: "internal_write", Tags: map[string]string{"output": "file"}, Fields: map[string]int64{"write_errors": 0}},
+				{Name: "internal_write", Tags: map[string]string{"output": "file", "version": "unknown"}, Fields: map[string]int64{"write_errors": 0}},
 			},
 		},
 	}
@@ -161,9 +171,9 @@ func TestGatherReadsCurrentValues(t *testing.T) {
 	s.SetSelfStats(reg)
 
 	c.Add(10)
-	require.Equal(t, int64(10), seriesOf(gather(t, s))[1].Fields["metrics_written"])
+	require.Equal(t, int64(10), seriesOf(gather(t, s))[0].Fields["metrics_written"])
 	c.Add(5)
-	require.Equal(t, int64(15), seriesOf(gather(t, s))[1].Fields["metrics_written"])
+	require.Equal(t, int64(15), seriesOf(gather(t, s))[0].Fields["metrics_written"])
 
 	s.SetSelfStats(nil)
 	ms := gather(t, s)
@@ -199,6 +209,26 @@ func TestConcurrentUse(t *testing.T) {
 	require.Len(t, acc.MetricsNamed("internal_agent"), 4)
 }
 
+// goldenOnly keeps of internal_gostats the fields the golden list names: the others are
+// every name the Go release offers, whose naming and types TestGostats checks.
+func goldenOnly(t *testing.T, shapes testutil.Shapes, ms []morse.Metric) []morse.Metric {
+	t.Helper()
+	for i, m := range ms {
+		if m.Name() != "internal_gostats" {
+			continue
+		}
+		var keep []morse.Field
+		for _, f := range m.Fields() {
+			if f.Key == "gc_heap_goal_bytes" || f.Key == "sched_goroutines_goroutines" {
+				keep = append(keep, f)
+			}
+		}
+		require.Len(t, keep, 2, "the golden list's internal_gostats fields")
+		ms[i] = m.WithFields(keep)
+	}
+	return ms
+}
+
 func TestGoldenRealGather(t *testing.T) {
 	shapes, err := testutil.LoadShapes("../../../testdata/inputs/internal.golden")
 	require.NoError(t, err)
@@ -207,13 +237,23 @@ func TestGoldenRealGather(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, md.Undecoded(), "the golden config uses Telegraf's option names")
 
-	ms := gather(t, s)
-	require.Len(t, ms, 1)
-	require.Empty(t, shapes.Check(ms))
+	// The plugin alone has no agent, so only the runtime's measurements exist.
+	alone := shapes
+	alone.List = nil
+	for _, sh := range shapes.List {
+		if strings.HasPrefix(sh.Measurement, "internal_memstats") || sh.Measurement == "internal_gostats" {
+			alone.List = append(alone.List, sh)
+		}
+	}
+	ms := goldenOnly(t, shapes, gather(t, s))
+	require.Len(t, ms, 2)
+	require.Empty(t, alone.Check(ms))
+	// With the defaults, no internal_gostats.
+	require.Empty(t, alone.Defaults().Check(gather(t, New())))
 	// The check is not vacuous: a missing measurement is caught, and so is a missing field.
-	require.Equal(t, []string{"measurement internal_memstats: not emitted"}, shapes.Check(nil))
+	require.Contains(t, alone.Check(nil), "measurement internal_memstats: not emitted")
 	trimmed := ms[0].WithFields(ms[0].Fields()[1:])
-	require.Equal(t, []string{"internal_memstats: field alloc_bytes: missing"}, shapes.Check([]morse.Metric{trimmed}))
+	require.Equal(t, []string{"internal_memstats: field alloc_bytes: missing"}, alone.Check([]morse.Metric{trimmed, ms[1]}))
 	f := seriesOf(ms)[0].Fields
 	require.Positive(t, f["sys_bytes"], "a running Go program has memory")
 	require.GreaterOrEqual(t, f["mallocs"], f["frees"])

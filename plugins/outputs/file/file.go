@@ -17,6 +17,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 //go:embed sample.conf
@@ -77,13 +78,14 @@ type File struct {
 	// Stderr does the same for "stderr".
 	Stderr io.Writer `toml:"-"`
 
-	mu      sync.Mutex
-	ser     *influx.Serializer
-	writers []target
-	buf     []byte
-	sorted  []morse.Field
-	enc     encoder      // nil without compression
-	zbuf    bytes.Buffer // the compressed batch, reused
+	mu       sync.Mutex
+	serStats *selfstat.SerializerStats // internal_serializer; nil without an agent
+	ser      *influx.Serializer
+	writers  []target
+	buf      []byte
+	sorted   []morse.Field
+	enc      encoder      // nil without compression
+	zbuf     bytes.Buffer // the compressed batch, reused
 }
 
 // target is one opened destination.
@@ -187,6 +189,15 @@ func orDefault(w io.Writer, def *os.File) io.Writer {
 
 // Write serializes the batch into one reused buffer and writes it to every file.
 //
+// SetSelfStats implements morse.SelfStatsSetter: the agent hands over its registry, where
+// the output counts what it serializes (internal_serializer, type=influx), as Telegraf's
+// outputs with a data_format do.
+func (f *File) SetSelfStats(r *selfstat.Registry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.serStats = selfstat.NewSerializerStats(r, "influx")
+}
+
 // A metric that cannot be written as line protocol (no writable field, an empty name) is
 // dropped and reported in a *morse.PartialWriteError, or a permanent error when no metric of
 // the batch could be written. A failed file write is retryable; the files that did take the
@@ -200,6 +211,7 @@ func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
 	buf := f.buf[:0]
 	dropped := 0
 	var firstErr error
+	start := time.Now()
 	for _, m := range batch {
 		var err error
 		if buf, err = f.ser.AppendMetric(buf, f.prepare(m)); err != nil {
@@ -210,6 +222,8 @@ func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
 		}
 	}
 	f.buf = buf
+	f.serStats.Serialized(len(batch), len(buf), time.Since(start))
+	f.serStats.Failed(dropped)
 	if len(buf) > 0 && f.enc != nil {
 		f.zbuf.Reset()
 		if err := f.enc.encode(&f.zbuf, buf); err != nil {

@@ -10,6 +10,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	common "github.com/morse-agent/morse/plugins/common/kafka"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 //go:embed sample.conf
@@ -81,6 +84,9 @@ type Kafka struct {
 	log        *slog.Logger
 	headerTmpl []headerTemplate
 	ser        serializer
+	// serStats counts internal_serializer; nil without an agent. Writes may run
+	// concurrently, hence the atomic.
+	serStats atomic.Pointer[selfstat.SerializerStats]
 
 	mu sync.Mutex
 	cl *kgo.Client
@@ -299,4 +305,11 @@ func (k *Kafka) client() *kgo.Client {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.cl
+}
+
+// SetSelfStats implements morse.SelfStatsSetter: the agent hands over its registry, where
+// the output counts what it serializes (internal_serializer, tagged with data_format), as
+// Telegraf's outputs with a data_format do.
+func (k *Kafka) SetSelfStats(r *selfstat.Registry) {
+	k.serStats.Store(selfstat.NewSerializerStats(r, cmp.Or(k.DataFormat, "influx")))
 }

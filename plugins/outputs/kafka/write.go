@@ -363,6 +363,7 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 	j.recs, j.owner, j.spans = slices.Grow(j.recs[:0], len(batch)), slices.Grow(j.owner[:0], len(batch)), j.spans[:0]
 	buf := j.buf[:0]
 	lastTopic := ""
+	start := time.Now()
 	for i, m := range batch {
 		st := &j.metrics[i]
 		m, topic := k.topic(m)
@@ -396,6 +397,7 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 			st.records++
 		}
 	}
+	w.countSerialized(j, time.Since(start))
 	// The values and keys share one buffer, which may have moved while it grew; they are
 	// pointed into it only now.
 	j.buf = buf
@@ -463,4 +465,25 @@ func (w *writer) serialize(buf []byte, m morse.Metric, limit int, st *metricStat
 	buf, a := w.serialize(buf, m.WithFields(all[:half:half]), limit, st, true)
 	buf, b := w.serialize(buf, m.WithFields(all[half:]), limit, st, true)
 	return buf, append(a, b...)
+}
+
+// countSerialized books a prepared job in internal_serializer: the metrics handed over, the
+// bytes of their values (keys and headers are not the serializer's), the time taken, and
+// the metrics that could not be serialized.
+func (w *writer) countSerialized(j *job, took time.Duration) {
+	ss := w.k.serStats.Load()
+	if ss == nil {
+		return
+	}
+	bytes, failed := 0, 0
+	for _, s := range j.spans {
+		bytes += s.val[1] - s.val[0]
+	}
+	for i := range j.metrics {
+		if j.metrics[i].reason == morse.ReasonSerialize {
+			failed++
+		}
+	}
+	ss.Serialized(len(j.metrics), bytes, took)
+	ss.Failed(failed)
 }

@@ -112,7 +112,10 @@ func newStream(c net.Conn, zip bool) *stream {
 }
 
 func (s *stream) send(w *SocketWriter, batch []morse.Metric, deadline time.Time) (drops, error) {
+	start := time.Now()
 	body, n, first := s.body.Build(batch, w.ser.AppendMetric, w.prepare, false)
+	w.serStats.Serialized(len(batch), len(body), time.Since(start))
+	w.serStats.Failed(n)
 	d := drops{n: n, first: first}
 	if len(body) == 0 {
 		return d, nil
@@ -161,12 +164,22 @@ func (d *datagram) send(w *SocketWriter, batch []morse.Metric, deadline time.Tim
 	if err := d.conn.SetWriteDeadline(deadline); err != nil {
 		return dr, err
 	}
+	var bytes, failed int
+	var took time.Duration
+	defer func() {
+		w.serStats.Serialized(len(batch), bytes, took)
+		w.serStats.Failed(failed)
+	}()
 	for _, m := range batch {
+		start := time.Now()
 		line, err := w.ser.AppendMetric(d.buf[:0], w.prepare(m))
+		took += time.Since(start)
 		if err != nil {
+			failed++
 			dr.add(err)
 			continue
 		}
+		bytes += len(line)
 		d.buf = line
 		payload := line
 		if d.zip {

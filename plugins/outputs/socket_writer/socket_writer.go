@@ -23,6 +23,7 @@ import (
 	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 //go:embed sample.conf
@@ -70,6 +71,17 @@ type SocketWriter struct {
 	addr sockaddr.Address
 	ser  *influx.Serializer
 	conn sender // nil when not connected
+
+	serStats *selfstat.SerializerStats // internal_serializer; nil without an agent
+}
+
+// SetSelfStats implements morse.SelfStatsSetter: the agent hands over its registry, where
+// the output counts what it serializes (internal_serializer, type=influx), as Telegraf's
+// outputs with a data_format do.
+func (w *SocketWriter) SetSelfStats(r *selfstat.Registry) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.serStats = selfstat.NewSerializerStats(r, "influx")
 }
 
 // New returns an output with Telegraf's defaults.

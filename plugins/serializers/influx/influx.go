@@ -71,6 +71,10 @@ type Options struct {
 	// integers (`123i`), and values above math.MaxInt64 are clamped to it, as Telegraf does,
 	// because InfluxDB 1.x refuses the `u` suffix by default.
 	UintSupport bool
+	// DecimalFloats writes floats in plain decimal notation, never with an exponent
+	// ("0.00001", not "1e-05"), which is what Telegraf's serializer writes and what
+	// `morse --test` prints to match `telegraf --test`.
+	DecimalFloats bool
 	// MaxLineBytes limits the length of a line, newline included; 0 means no limit. A metric
 	// that does not fit is split into several lines with the same series and timestamp, as
 	// Telegraf does; a field that does not fit even alone is left out and counted.
@@ -85,6 +89,7 @@ type Options struct {
 type Serializer struct {
 	precision int64
 	uint      bool
+	floatFmt  byte // 'g', or 'f' with DecimalFloats
 	maxLine   int
 	counter   *selfstat.Counter
 	skipped   atomic.Int64
@@ -96,7 +101,11 @@ func New(opts Options) *Serializer {
 	if p <= 0 {
 		p = 1
 	}
-	return &Serializer{precision: p, uint: opts.UintSupport, maxLine: opts.MaxLineBytes, counter: opts.SkippedFields}
+	s := &Serializer{precision: p, uint: opts.UintSupport, floatFmt: 'g', maxLine: opts.MaxLineBytes, counter: opts.SkippedFields}
+	if opts.DecimalFloats {
+		s.floatFmt = 'f'
+	}
+	return s
 }
 
 // SkippedFields is the number of fields left out so far: NaN and infinite floats, fields
@@ -287,7 +296,7 @@ func (s *Serializer) appendField(dst []byte, key string, v morse.Value) []byte {
 		// The shortest representation that parses back to the same bits. An integral float
 		// is written without a decimal point ("1", "1e+21"), which InfluxDB reads as a
 		// float, so the type survives.
-		return strconv.AppendFloat(dst, v.Float(), 'g', -1, 64)
+		return strconv.AppendFloat(dst, v.Float(), s.floatFmt, -1, 64)
 	case morse.TypeInt:
 		return append(strconv.AppendInt(dst, v.Int(), 10), 'i')
 	case morse.TypeUint:

@@ -140,6 +140,31 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// TestDecimalFloats: with DecimalFloats, floats are written as Telegraf's serializer writes
+// them (strconv 'f', shortest): never with an exponent.
+func TestDecimalFloats(t *testing.T) {
+	cases := []struct {
+		v    float64
+		want string
+	}{
+		{1.5, "1.5"},
+		{42, "42"},
+		{1e6, "1000000"},
+		{8.5e9, "8500000000"},
+		{1e21, "1000000000000000000000"},
+		{1.5e-7, "0.00000015"},
+		{0.1, "0.1"},
+		{math.Copysign(0, -1), "-0"},
+	}
+	s := influx.New(influx.Options{DecimalFloats: true})
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			m := morse.NewMetric("m", nil, []morse.Field{{Key: "f", Value: morse.Float(tc.v)}}, time.Time{})
+			require.Equal(t, "m f="+tc.want+"\n", line(t, s, m))
+		})
+	}
+}
+
 func TestPrecision(t *testing.T) {
 	cases := []struct {
 		prec time.Duration
