@@ -6,8 +6,9 @@ import "github.com/morse-agent/morse"
 func (acc *accumulator) AddMetrics(ms []morse.Metric) {
 	st := acc.in.agent.state.Load()
 	kept := ms[:0]
+	precision := acc.precision(st)
 	for _, m := range ms {
-		if m, ok := acc.in.process(m, st); ok {
+		if m, ok := acc.in.process(m, st, precision); ok {
 			kept = append(kept, m)
 		}
 	}

@@ -96,7 +96,7 @@ func (ri *runningInput) interval() time.Duration {
 func (ri *runningInput) start(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
-		if err := s.Start(ctx, ri.outputAccumulator()); err != nil {
+		if err := s.Start(ctx, ri.outputAccumulator().forService()); err != nil {
 			ri.startupErrs.Incr()
 			cancel()
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
@@ -208,6 +208,14 @@ type accumulator struct {
 	in        *runningInput
 	emit      func(morse.Metric)
 	toOutputs bool
+	service   bool // the accumulator a service input was started with, not a gather's
+}
+
+// forService returns a copy of acc for a service input's Start.
+func (acc *accumulator) forService() *accumulator {
+	c := *acc
+	c.service = true
+	return &c
 }
 
 // PrefersLines implements LineAccumulator: line metrics pass through when the input leaves
@@ -228,7 +236,7 @@ func (ri *runningInput) keepsLines() bool {
 // AddMetric implements morse.Accumulator.
 func (acc *accumulator) AddMetric(m morse.Metric) {
 	st := acc.in.agent.state.Load()
-	m, ok := acc.in.process(m, st)
+	m, ok := acc.in.process(m, st, acc.precision(st))
 	if !ok {
 		return
 	}
@@ -281,7 +289,7 @@ func (acc *accumulator) AddError(err error) {
 
 // process applies, in Telegraf's order, the input's filter, its name options, its tags and
 // the global tags (neither replaces a tag the metric already has), and the precision.
-func (ri *runningInput) process(m morse.Metric, st *agentState) (morse.Metric, bool) {
+func (ri *runningInput) process(m morse.Metric, st *agentState, precision time.Duration) (morse.Metric, bool) {
 	if _, line := m.Line(); line && !ri.keepsLines() {
 		m = m.Expanded()
 	}
@@ -302,10 +310,33 @@ func (ri *runningInput) process(m morse.Metric, st *agentState) (morse.Metric, b
 	if m.Time().IsZero() {
 		m = m.WithTime(time.Now())
 	}
-	if st.precision > time.Nanosecond {
-		m = m.WithTime(m.Time().Round(st.precision))
+	if p := precision; p > time.Nanosecond {
+		m = m.WithTime(m.Time().Round(p))
 	}
 	return m, true
+}
+
+// precision is what a metric's time is rounded to, as Telegraf 1.39 rounds it. What an
+// input gathers is rounded to [agent] precision or, when that is unset, to the unit of the
+// gather interval: a second for intervals of a second or more. What a service input adds
+// on its own, such as a listener's metrics, is never rounded: the sender's timestamps are
+// kept as sent.
+func (acc *accumulator) precision(st *agentState) time.Duration {
+	if acc.service {
+		return time.Nanosecond
+	}
+	if st.precision > 0 {
+		return st.precision
+	}
+	switch iv := acc.in.interval(); {
+	case iv >= time.Second:
+		return time.Second
+	case iv >= time.Millisecond:
+		return time.Millisecond
+	case iv >= time.Microsecond:
+		return time.Microsecond
+	}
+	return time.Nanosecond
 }
 
 // addTags adds the input's tags, then the global tags, that m lacks. A line metric gets them

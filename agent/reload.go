@@ -265,7 +265,7 @@ func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
 // runOnce starts a service input, gathers once and stops it again.
 func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
-		if err := s.Start(ctx, acc); err != nil {
+		if err := s.Start(ctx, acc.forService()); err != nil {
 			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
 		}
 		defer s.Stop()
