@@ -108,3 +108,32 @@ func TestWaitForRoomOnlyForOutputsTheInputFeeds(t *testing.T) {
 		require.Equal(t, selfstat.Field{Key: "backpressure_waits", Value: 2}, listeners[0].Fields[0], "both of pa's waits are counted")
 	})
 }
+
+// TestPrecisionAsTelegraf: gathered metrics are rounded to [agent] precision or to the unit of
+// the gather interval, and a service input's own metrics are kept as sent.
+func TestPrecisionAsTelegraf(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		precision, interval time.Duration
+		service             bool
+		want                time.Duration
+	}{
+		{"default interval rounds to the second", 0, 10 * time.Second, false, time.Second},
+		{"sub-second interval rounds to the millisecond", 0, 100 * time.Millisecond, false, time.Millisecond},
+		{"microsecond interval", 0, 5 * time.Microsecond, false, time.Microsecond},
+		{"[agent] precision wins", time.Millisecond, 10 * time.Second, false, time.Millisecond},
+		{"a listener's metrics are never rounded", 0, 10 * time.Second, true, time.Nanosecond},
+		{"not even with [agent] precision", time.Second, 10 * time.Second, true, time.Nanosecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.DefaultConfig()
+			cfg.Agent.Interval = morse.Duration(tc.interval)
+			ri := &runningInput{cfg: &config.InputConfig{}, agent: &Agent{cfg: cfg}}
+			acc := ri.outputAccumulator()
+			if tc.service {
+				acc = acc.forService()
+			}
+			require.Equal(t, tc.want, acc.precision(&agentState{precision: tc.precision}))
+		})
+	}
+}
