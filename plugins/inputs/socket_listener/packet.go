@@ -123,9 +123,7 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 	for range batches {
 		srv.free <- newBatch()
 	}
-	for _, c := range srv.conns {
-		s.setReadBuffer(c)
-	}
+	s.sizeReadBuffers(srv.conns)
 	if inline {
 		srv.readers.Go(func() { srv.receiveAndParse(srv.conns[0]) })
 		return srv, nil

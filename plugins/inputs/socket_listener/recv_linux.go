@@ -3,6 +3,7 @@
 package socketlistener
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net"
 	"os"
@@ -131,4 +132,44 @@ func (s *batchSys) addr(i int) net.Addr {
 // netPort reads a port stored in network byte order.
 func netPort(p *uint16) int {
 	return int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(p))[:]))
+}
+
+// rmemMax is where Linux keeps the largest receive buffer a process may set without
+// CAP_NET_ADMIN (SO_RCVBUFFORCE goes past it; morse never asks for that).
+var rmemMax = "/proc/sys/net/core/rmem_max"
+
+// maxReadBuffer is the largest size this process may pass to SetReadBuffer, 0 when it
+// cannot be read.
+func maxReadBuffer() int {
+	b, err := os.ReadFile(rmemMax)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// readBufferOf is the socket's receive buffer as the kernel reports it: what the socket's
+// queue may hold, the kernel's bookkeeping of each datagram included, which for a size set
+// with SetReadBuffer is twice that size. 0 when it cannot be read.
+func readBufferOf(c net.PacketConn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		n, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+	}); err != nil || gerr != nil {
+		return 0
+	}
+	return n
 }

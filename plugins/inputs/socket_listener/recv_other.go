@@ -14,3 +14,9 @@ func (*batchSys) addr(int) net.Addr { return nil }
 
 // batchReader returns how c reads a batch: one datagram per call.
 func batchReader(c net.PacketConn) func(b *batch) (int, error) { return readOne(c) }
+
+// maxReadBuffer is 0 where the kernel's limit is not known: the system's default stays.
+func maxReadBuffer() int { return 0 }
+
+// readBufferOf is 0 where the socket's receive buffer is not read.
+func readBufferOf(net.PacketConn) int { return 0 }

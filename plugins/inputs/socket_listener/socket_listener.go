@@ -70,7 +70,8 @@ type SocketListener struct {
 	// KeepAlivePeriod is the TCP keep-alive period: unset uses Go's default (15s), zero turns
 	// keep-alive probes off.
 	KeepAlivePeriod *morse.Duration `toml:"keep_alive_period"`
-	// ReadBufferSize sets the socket receive buffer (SO_RCVBUF); zero keeps the system's.
+	// ReadBufferSize sets the socket receive buffer (SO_RCVBUF). Zero keeps the system's for
+	// stream sockets and takes the largest the kernel allows for datagram sockets.
 	ReadBufferSize morse.Size `toml:"read_buffer_size"`
 	// SocketMode is the file mode of a unix socket, in octal such as "0660".
 	SocketMode string `toml:"socket_mode"`
