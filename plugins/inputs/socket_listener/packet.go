@@ -125,7 +125,7 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 	}
 	s.sizeReadBuffers(srv.conns)
 	if inline {
-		srv.readers.Go(func() { srv.receiveAndParse(srv.conns[0]) })
+		srv.readers.Go(func() { srv.drainAndParse(srv.conns[0]) })
 		return srv, nil
 	}
 	for range workers {
@@ -206,24 +206,6 @@ func readOne(c net.PacketConn) func(b *batch) (int, error) {
 	}
 }
 
-// receiveAndParse reads batches from c and parses each itself, until c is closed.
-func (srv *packetServer) receiveAndParse(c net.PacketConn) {
-	read := batchReader(c)
-	d := srv.newDatagramParser()
-	b := <-srv.free
-	for {
-		n, err := read(b)
-		if err != nil {
-			if !srv.readFailed(err) {
-				return
-			}
-			continue
-		}
-		b.n = n
-		d.parseBatch(b)
-	}
-}
-
 // receive fills batches from one socket for the workers until it is closed.
 func (srv *packetServer) receive(c net.PacketConn) {
 	read := batchReader(c)
@@ -281,7 +263,7 @@ func (d *datagramParser) parseBatch(b *batch) {
 			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "datagram dropped", "from", sender{b, i}, "error", errNotAllowed)
 			continue
 		}
-		d.handle(b.bufs[i][:size], sender{b, i})
+		handleDatagram(d, b.bufs[i][:size], sender{b, i})
 	}
 	d.out.Flush()
 }
@@ -317,8 +299,10 @@ type datagramParser struct {
 	plain bytes.Buffer // a decompressed datagram
 }
 
-// handle parses one datagram on its own: a line never continues in the next datagram.
-func (d *datagramParser) handle(b []byte, from sender) {
+// handleDatagram parses one datagram on its own: a line never continues in the next
+// datagram. from names the sender in a log line; it is generic so that naming it costs
+// nothing unless a line is logged.
+func handleDatagram[S slog.LogValuer](d *datagramParser, b []byte, from S) {
 	c := &d.sl.c
 	c.packets.Incr()
 	c.bytes.Add(int64(len(b)))
@@ -331,12 +315,13 @@ func (d *datagramParser) handle(b []byte, from sender) {
 		}
 	}
 	res := d.sl.parser.Parse(b, d.emit)
-	c.lines.Add(int64(res.Lines))
 	if res.Errors > 0 {
 		// lineError counts the first bad line and logs it; the others are only counted.
 		c.parseErr.Add(int64(res.Errors - 1))
 		d.sl.lineError(*res.First, from)
 	}
+	// Lines last, so that whoever sees them counted sees their errors counted too.
+	c.lines.Add(int64(res.Lines))
 }
 
 // gunzip decompresses a datagram into d.plain, refusing one that grows beyond

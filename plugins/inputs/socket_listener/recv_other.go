@@ -20,3 +20,22 @@ func maxReadBuffer() int { return 0 }
 
 // readBufferOf is 0 where the socket's receive buffer is not read.
 func readBufferOf(net.PacketConn) int { return 0 }
+
+// drainAndParse serves a socket on one CPU. Without a way to read the socket without
+// waiting, it reads a batch and parses it, in turn, until c is closed.
+func (srv *packetServer) drainAndParse(c net.PacketConn) {
+	read := batchReader(c)
+	d := srv.newDatagramParser()
+	b := <-srv.free
+	for {
+		n, err := read(b)
+		if err != nil {
+			if !srv.readFailed(err) {
+				return
+			}
+			continue
+		}
+		b.n = n
+		d.parseBatch(b)
+	}
+}
