@@ -45,9 +45,11 @@ type packetServer struct {
 	conns   []net.PacketConn
 	path    string // a unixgram socket file to remove on close
 	closing atomic.Bool
-	done    chan struct{} // closed by close, to end a reader's wait
-	free    chan *batch   // batches ready to be filled
-	work    chan *batch   // filled batches, for the workers
+	done    chan struct{}   // closed by close, to end a reader's wait
+	ctx     context.Context // ends on close, to end a wait for the outputs' room
+	cancel  context.CancelFunc
+	free    chan *batch // batches ready to be filled
+	work    chan *batch // filled batches, for the workers
 	readers sync.WaitGroup
 	workers sync.WaitGroup
 }
@@ -103,6 +105,7 @@ func (s sender) LogValue() slog.Value {
 // listenPacket binds the datagram sockets and starts the readers and the workers.
 func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, error) {
 	srv := &packetServer{sl: s, acc: acc, done: make(chan struct{})}
+	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	if err := srv.bind(); err != nil {
 		for _, c := range srv.conns {
 			_ = c.Close()
@@ -177,6 +180,7 @@ func (srv *packetServer) addr() net.Addr { return srv.conns[0].LocalAddr() }
 func (srv *packetServer) close() {
 	srv.closing.Store(true)
 	close(srv.done)
+	srv.cancel()
 	for _, c := range srv.conns {
 		_ = c.Close()
 	}
@@ -233,6 +237,9 @@ func (srv *packetServer) receive(c net.PacketConn) {
 func (srv *packetServer) parseBatches() {
 	d := srv.newDatagramParser()
 	for b := range srv.work {
+		// While a healthy output holds a backlog, wait rather than make it evict: the
+		// readers fill the other batches meanwhile, then the kernel's receive buffer.
+		_ = morse.WaitForRoom(srv.ctx, srv.acc)
 		d.parseBatch(b)
 		srv.free <- b
 	}

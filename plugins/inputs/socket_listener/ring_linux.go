@@ -3,8 +3,12 @@
 package socketlistener
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"time"
+
+	"github.com/morse-agent/morse"
 )
 
 // A sender of datagrams cannot be slowed down: a datagram that finds the socket's receive
@@ -15,11 +19,14 @@ import (
 // the kernel holds into the ring, and parses from the ring. The kernel's buffer is then
 // nearly always empty, ready for a burst, and the backlog waits in the ring.
 //
-// When the ring is full, the reader stops reading and the kernel's buffer fills behind it;
-// what does not fit there is dropped and counted by the kernel (the drops column of
-// /proc/net/udp). Dropping in the ring instead would be counted here, but each datagram
-// dropped would first cost a read on the CPU that is already short, and the kernel's buffer
-// would no longer add its room to the ring's.
+// While a healthy output this listener feeds holds a backlog above its high-water mark, the
+// reader parses nothing and keeps draining the socket into the ring, so that the datagrams
+// wait there instead of being evicted from the output's buffer. When the ring is full, the
+// reader stops reading and the kernel's buffer fills behind it; what does not fit there is
+// dropped and counted by the kernel (the drops column of /proc/net/udp). Dropping in the
+// ring instead would be counted here, but each datagram dropped would first cost a read on
+// the CPU that is already short, and the kernel's buffer would no longer add its room to
+// the ring's.
 const (
 	// ringBytes bounds the ring: about 50,000 lines of 165 bytes. Its pages are touched only
 	// as far as a backlog reaches, since an empty ring starts again at its beginning.
@@ -28,6 +35,9 @@ const (
 	ringRecords = 1 << 14
 	// parseSlice is how many datagrams are parsed between two reads of the socket.
 	parseSlice = batchSize
+	// holdFor is how long the reader waits for room in a healthy output with a backlog
+	// before it drains the socket again.
+	holdFor = time.Millisecond
 )
 
 // ringRecord places one datagram in the ring: its sender's raw name, then its payload.
@@ -143,8 +153,21 @@ func (srv *packetServer) drainAndParse(c net.PacketConn) {
 				continue // until the kernel holds nothing more
 			}
 		}
+		if !srv.closing.Load() && !srv.outputsHaveRoom() {
+			continue
+		}
 		parseRing(d, r, parseSlice)
 	}
+}
+
+// outputsHaveRoom waits up to holdFor while a healthy output this listener feeds holds a
+// backlog, and reports whether it made room. A datagram sender cannot be slowed down, but
+// its datagrams can wait in the ring and the kernel's buffer rather than make the output
+// evict what it holds; the CPU the parser leaves meanwhile is the output's to catch up.
+func (srv *packetServer) outputsHaveRoom() bool {
+	ctx, cancel := context.WithTimeout(srv.ctx, holdFor)
+	defer cancel()
+	return morse.WaitForRoom(ctx, srv.acc) == nil
 }
 
 // fill moves the datagrams of b from next on into the ring, and returns the first that did

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +155,60 @@ func TestOneCPUDrainsTheSocketBeforeItParsesMore(t *testing.T) {
 		require.Zero(t, q, "metric %d of the second slice on found datagrams still in the kernel", parseSlice+i)
 	}
 	require.Equal(t, int64(n), s.c.packets.Get())
+}
+
+// heldAcc is an accumulator whose outputs have no room until the test releases them.
+type heldAcc struct {
+	released chan struct{}
+	n        atomic.Int64
+}
+
+func (h *heldAcc) AddMetric(morse.Metric) { h.n.Add(1) }
+func (h *heldAcc) AddFields(string, map[string]any, map[string]string, ...time.Time) {
+	h.n.Add(1)
+}
+func (h *heldAcc) AddError(error) {}
+
+// WaitForRoom implements morse.RoomWaiter.
+func (h *heldAcc) WaitForRoom(ctx context.Context) error {
+	select {
+	case <-h.released:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestDatagramsWaitWhileTheOutputHasNoRoom: while a healthy output holds a backlog, the UDP
+// listener parses nothing, and the datagrams wait (in the ring on one CPU, in the batches
+// and the kernel's buffer otherwise); once there is room, every one arrives.
+func TestDatagramsWaitWhileTheOutputHasNoRoom(t *testing.T) {
+	for _, oneCPU := range []bool{true, false} {
+		t.Run(fmt.Sprintf("one CPU %v", oneCPU), func(t *testing.T) {
+			prev := singleCPU
+			singleCPU = func() bool { return oneCPU }
+			t.Cleanup(func() { singleCPU = prev })
+			s := newListener(t, "udp://127.0.0.1:0", func(s *SocketListener) { s.UDPReceivers = 1 })
+			require.NoError(t, s.setup())
+			acc := &heldAcc{released: make(chan struct{})}
+			require.NoError(t, s.Start(context.Background(), acc))
+			t.Cleanup(s.Stop)
+			port := s.Addr().(*net.UDPAddr).Port
+			conn, err := net.Dial("udp", s.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			const n = 300
+			for i := range n {
+				_, err := fmt.Fprintf(conn, "m,i=%d v=%d 1700000000000000000\n", i, i)
+				require.NoError(t, err)
+			}
+			if oneCPU {
+				require.Eventually(t, func() bool { return rxQueued(t, port) == 0 }, waitFor, time.Millisecond,
+					"the reader drains the kernel into its ring while it may not parse")
+			}
+			require.Zero(t, acc.n.Load(), "nothing is parsed while the output has no room")
+			close(acc.released)
+			require.Eventually(t, func() bool { return acc.n.Load() == n }, waitFor, time.Millisecond)
+		})
+	}
 }
