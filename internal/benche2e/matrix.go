@@ -187,27 +187,39 @@ func findCapacity(cells []result, name string, step func(scenario) result) capac
 	return out
 }
 
-// findUDPLossless paces 8-line datagrams from 90% of what the flood got through down by
-// 15% a probe, and returns the probes and the first rate that lost nothing (0 if none).
+// findUDPLossless paces 8-line datagrams at 90% of what the flood got through, then steps
+// by 15%: down until a probe loses nothing, or up while probes lose nothing. It returns the
+// probes and the highest rate that lost nothing (0 if none), in at most udpProbes probes.
 func findUDPLossless(flood result, step func(scenario) result) ([]result, float64) {
 	if flood.Error != "" || flood.LoadSec <= 0 {
 		return nil, 0
 	}
 	got := float64(flood.LinesDelivered) / flood.LoadSec
-	rate := math.Max(10_000, math.Floor(0.9*got/10_000)*10_000)
+	rate := roundRate(0.9 * got)
 	var probes []result
-	for range udpProbes {
+	best, up := 0.0, false
+	for i := range udpProbes {
 		sc := flood.Scenario
 		sc.Name, sc.Rate, sc.Duration = fmt.Sprintf("udp-paced-%.0fk", rate/1000), rate, udpProbeFor
 		r := step(sc)
 		probes = append(probes, r)
-		if isLossless(r) && r.DeliveryPct >= 100 {
-			return probes, rate
+		ok := isLossless(r) && r.DeliveryPct >= 100
+		switch {
+		case ok:
+			best = max(best, rate)
+			up = true
+			rate = roundRate(rate / 0.85)
+		case up: // the rate above the best lossless one lost: done
+			return probes, best
+		case i == 0 || !up:
+			rate = roundRate(0.85 * rate)
 		}
-		rate = math.Max(10_000, math.Floor(0.85*rate/10_000)*10_000)
 	}
-	return probes, 0
+	return probes, best
 }
+
+// roundRate rounds a rate down to 10,000 lines a second, at least 10,000.
+func roundRate(r float64) float64 { return math.Max(10_000, math.Floor(r/10_000)*10_000) }
 
 // worstCell names the flat or slowed cell that delivered the smallest share, the one with
 // the most drops among equals.

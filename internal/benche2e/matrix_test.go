@@ -60,18 +60,26 @@ func TestFindCapacity(t *testing.T) {
 
 func TestFindUDPLossless(t *testing.T) {
 	flood := result{Scenario: scenario{Name: "udp-flood", Transport: "udp"}, LinesDelivered: 1_000_000, LoadSec: 2}
-	var rates []float64
-	probes, rate := findUDPLossless(flood, func(sc scenario) result {
-		rates = append(rates, sc.Rate)
-		r := result{Scenario: sc, LinesSent: 1000, DeliveryPct: 100}
-		if sc.Rate > 350000 {
-			r.UDPKernelDrops = 3
+	probe := func(limit float64, rates *[]float64) func(sc scenario) result {
+		return func(sc scenario) result {
+			*rates = append(*rates, sc.Rate)
+			r := result{Scenario: sc, LinesSent: 1000, DeliveryPct: 100}
+			if sc.Rate > limit {
+				r.UDPKernelDrops = 3
+			}
+			return r
 		}
-		return r
-	})
-	require.Equal(t, []float64{450000, 380000, 320000}, rates)
-	require.Len(t, probes, 3)
+	}
+	var down []float64
+	probes, rate := findUDPLossless(flood, probe(350000, &down))
+	require.Equal(t, []float64{450000, 380000, 320000, 370000}, down, "down to a lossless rate, then one step up")
+	require.Len(t, probes, 4)
 	require.Equal(t, 320000.0, rate)
+
+	var up []float64
+	_, rate = findUDPLossless(flood, probe(600000, &up))
+	require.Equal(t, []float64{450000, 520000, 610000}, up, "up while lossless")
+	require.Equal(t, 520000.0, rate)
 
 	probes, rate = findUDPLossless(flood, func(sc scenario) result { return result{Error: "boom"} })
 	require.Len(t, probes, udpProbes)
