@@ -27,7 +27,7 @@ const (
 	cellTimeout = 60 * time.Second
 	udpFloodFor = 3 * time.Second
 	udpProbeFor = 2 * time.Second
-	udpProbes   = 5
+	udpProbes   = 6
 	capProbes   = 3
 	// lossless is the delivery share a cell must reach, in percent.
 	lossless = 99.9
@@ -187,35 +187,41 @@ func findCapacity(cells []result, name string, step func(scenario) result) capac
 	return out
 }
 
-// findUDPLossless paces 8-line datagrams at 90% of what the flood got through, then steps
-// by 15%: down until a probe loses nothing, or up while probes lose nothing. It returns the
-// probes and the highest rate that lost nothing (0 if none), in at most udpProbes probes.
+// findUDPLossless searches the highest rate of 8-line datagrams that loses nothing: the
+// first probe is at the target, then each probe goes up by a quarter from a lossless rate
+// with no lossy one above it, down by 30% from a lossy one with no lossless one below it,
+// and halfway between the two otherwise. It returns the probes and the highest lossless
+// rate (0 if none), in at most udpProbes probes.
 func findUDPLossless(flood result, step func(scenario) result) ([]result, float64) {
-	if flood.Error != "" || flood.LoadSec <= 0 {
+	if flood.Error != "" {
 		return nil, 0
 	}
-	got := float64(flood.LinesDelivered) / flood.LoadSec
-	rate := roundRate(0.9 * got)
 	var probes []result
-	best, up := 0.0, false
-	for i := range udpProbes {
+	lo, hi := 0.0, math.Inf(1) // the highest lossless rate probed, the lowest lossy one
+	rate := float64(udpLosslessGoal)
+	for range udpProbes {
 		sc := flood.Scenario
 		sc.Name, sc.Rate, sc.Duration = fmt.Sprintf("udp-paced-%.0fk", rate/1000), rate, udpProbeFor
 		r := step(sc)
 		probes = append(probes, r)
-		ok := isLossless(r) && r.DeliveryPct >= 100
+		if isLossless(r) && r.DeliveryPct >= 100 {
+			lo = rate
+		} else {
+			hi = rate
+		}
 		switch {
-		case ok:
-			best = max(best, rate)
-			up = true
-			rate = roundRate(rate / 0.85)
-		case up: // the rate above the best lossless one lost: done
-			return probes, best
-		case i == 0 || !up:
-			rate = roundRate(0.85 * rate)
+		case math.IsInf(hi, 1):
+			rate = roundRate(1.25 * lo)
+		case lo == 0:
+			rate = roundRate(0.7 * hi)
+		default:
+			rate = roundRate((lo + hi) / 2)
+		}
+		if rate == lo || rate == hi {
+			break
 		}
 	}
-	return probes, best
+	return probes, lo
 }
 
 // roundRate rounds a rate down to 10,000 lines a second, at least 10,000.

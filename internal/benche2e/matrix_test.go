@@ -59,7 +59,7 @@ func TestFindCapacity(t *testing.T) {
 }
 
 func TestFindUDPLossless(t *testing.T) {
-	flood := result{Scenario: scenario{Name: "udp-flood", Transport: "udp"}, LinesDelivered: 1_000_000, LoadSec: 2}
+	flood := result{Scenario: scenario{Name: "udp-flood", Transport: "udp"}}
 	probe := func(limit float64, rates *[]float64) func(sc scenario) result {
 		return func(sc scenario) result {
 			*rates = append(*rates, sc.Rate)
@@ -70,19 +70,23 @@ func TestFindUDPLossless(t *testing.T) {
 			return r
 		}
 	}
-	var down []float64
-	probes, rate := findUDPLossless(flood, probe(350000, &down))
-	require.Equal(t, []float64{450000, 380000, 320000, 370000}, down, "down to a lossless rate, then one step up")
-	require.Len(t, probes, 4)
-	require.Equal(t, 320000.0, rate)
-
-	var up []float64
-	_, rate = findUDPLossless(flood, probe(600000, &up))
-	require.Equal(t, []float64{450000, 520000, 610000}, up, "up while lossless")
-	require.Equal(t, 520000.0, rate)
-
-	probes, rate = findUDPLossless(flood, func(sc scenario) result { return result{Error: "boom"} })
-	require.Len(t, probes, udpProbes)
+	for _, tc := range []struct {
+		limit float64
+		rates []float64
+		want  float64
+	}{
+		{350000, []float64{600000, 420000, 290000, 350000, 380000, 360000}, 350000},
+		{800000, []float64{600000, 750000, 930000, 840000, 790000, 810000}, 790000},
+		{5000, []float64{600000, 420000, 290000, 200000, 140000, 90000}, 0},
+	} {
+		var rates []float64
+		probes, rate := findUDPLossless(flood, probe(tc.limit, &rates))
+		require.Equal(t, tc.rates, rates, "limit %.0f", tc.limit)
+		require.Len(t, probes, len(tc.rates))
+		require.Equal(t, tc.want, rate, "limit %.0f", tc.limit)
+	}
+	probes, rate := findUDPLossless(result{Error: "boom"}, nil)
+	require.Empty(t, probes)
 	require.Zero(t, rate)
 }
 
