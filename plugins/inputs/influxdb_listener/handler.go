@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
@@ -29,10 +30,14 @@ type handler struct {
 	// lineMode is the accumulator's PrefersLines, when it has one: lines that go unchanged
 	// to outputs that write line protocol need not be taken apart.
 	lineMode func() bool
+	// batches are the *morse.MetricBatch a write gathers its metrics in, one per write
+	// being parsed, reused from one write to the next.
+	batches sync.Pool
 }
 
 func newHandler(l *InfluxDBListener, acc morse.Accumulator) *handler {
 	h := &handler{l: l, acc: acc}
+	h.batches.New = func() any { return morse.NewMetricBatch(acc, metricBatchSize) }
 	if la, ok := acc.(morse.LineAccumulator); ok {
 		h.lineMode = la.PrefersLines
 	}

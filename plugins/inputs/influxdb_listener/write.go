@@ -190,11 +190,26 @@ func (o outcome) message() string {
 	return fmt.Sprintf("%s (line %d; %d of %d lines rejected)", e.Error(), e.Line, o.errors, o.lines)
 }
 
-// parse parses a body and hands each metric to the accumulator, with the database and
-// retention policy tags when they are configured. With max_line_size set, the streaming
-// parser enforces it; otherwise the whole body, already bounded, is parsed in one go.
+// metricBatchSize is how many metrics of a write are handed to the accumulator at once:
+// an output's disk buffer writes each hand-over as one record, with one write(2), and a
+// memory buffer takes its lock once for it.
+const metricBatchSize = 1000
+
+// parse parses a body and hands its metrics to the accumulator, with the database and
+// retention policy tags when they are configured, in batches; all of them before it
+// returns, so that the write is answered only once its metrics are buffered. With
+// max_line_size set, the streaming parser enforces it; otherwise the whole body, already
+// bounded, is parsed in one go.
 func (h *handler) parse(body []byte, t target) outcome {
-	emit := h.acc.AddMetric
+	mb := h.batches.Get().(*morse.MetricBatch)
+	defer h.batches.Put(mb)
+	defer mb.Flush()
+	return h.parseTo(body, t, mb.Add)
+}
+
+// parseTo parses a body, handing each metric to add.
+func (h *handler) parseTo(body []byte, t target, add func(morse.Metric)) outcome {
+	emit := add
 	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
 	dbTag, rpTag := h.l.DatabaseTag, h.l.RetentionPolicyTag
 	if (dbTag != "" && t.db != "") || (rpTag != "" && t.rp != "") {
@@ -207,7 +222,7 @@ func (h *handler) parse(body []byte, t target) outcome {
 			if rpTag != "" && t.rp != "" {
 				m = m.WithTag(rpTag, t.rp)
 			}
-			h.acc.AddMetric(m)
+			add(m)
 		}
 	}
 	if h.l.MaxLineSize <= 0 {
