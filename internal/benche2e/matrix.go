@@ -119,7 +119,7 @@ func (o *options) runMatrix(ctx context.Context, stderr io.Writer) (*matrixRepor
 		}
 	}
 	for _, name := range capacityCells {
-		if o.picked("capacity") {
+		if o.picked("capacity") && ran(rep.Cells, name) {
 			rep.Capacity = append(rep.Capacity, findCapacity(rep.Cells, name, step))
 		}
 	}
@@ -227,8 +227,18 @@ func findUDPLossless(flood result, step func(scenario) result) ([]result, float6
 // roundRate rounds a rate down to 10,000 lines a second, at least 10,000.
 func roundRate(r float64) float64 { return math.Max(10_000, math.Floor(r/10_000)*10_000) }
 
-// worstCell names the flat or slowed cell that delivered the smallest share, the one with
-// the most drops among equals.
+// ran reports whether the named cell is among the results.
+func ran(cells []result, name string) bool {
+	for _, c := range cells {
+		if c.Scenario.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// worstCell names the flat or slowed cell that delivered the smallest share; among equals,
+// the one with the most drops, then the most duplicates.
 func worstCell(cells []result) string {
 	var worst *result
 	for i := range cells {
@@ -236,13 +246,24 @@ func worstCell(cells []result) string {
 		switch {
 		case r.Error != "":
 			return r.Scenario.Name + " (failed: " + r.Error + ")"
-		case worst == nil, r.DeliveryPct < worst.DeliveryPct,
-			r.DeliveryPct == worst.DeliveryPct && r.OutputDrops > worst.OutputDrops:
+		case worst == nil || worse(r, worst):
 			worst = r
 		}
 	}
 	if worst == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s (%.2f%% delivered, %d dropped by the output)", worst.Scenario.Name, worst.DeliveryPct, worst.OutputDrops)
+	return fmt.Sprintf("%s (%.2f%% delivered, %d dropped by the output, %d duplicates)",
+		worst.Scenario.Name, worst.DeliveryPct, worst.OutputDrops, worst.Duplicates)
+}
+
+// worse orders cells from the worst: less delivered, then more dropped, then more duplicated.
+func worse(a, b *result) bool {
+	if a.DeliveryPct != b.DeliveryPct {
+		return a.DeliveryPct < b.DeliveryPct
+	}
+	if a.OutputDrops != b.OutputDrops {
+		return a.OutputDrops > b.OutputDrops
+	}
+	return a.Duplicates > b.Duplicates
 }

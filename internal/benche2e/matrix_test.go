@@ -96,7 +96,11 @@ func TestWorstCellIsTheLeastDelivered(t *testing.T) {
 		{Scenario: scenario{Name: "b"}, DeliveryPct: 42.5, OutputDrops: 7},
 		{Scenario: scenario{Name: "c"}, DeliveryPct: 42.5, OutputDrops: 9},
 	}
-	require.Equal(t, "c (42.50% delivered, 9 dropped by the output)", worstCell(cells))
+	require.Equal(t, "c (42.50% delivered, 9 dropped by the output, 0 duplicates)", worstCell(cells))
+	require.Equal(t, "f (100.00% delivered, 0 dropped by the output, 12 duplicates)", worstCell([]result{
+		{Scenario: scenario{Name: "e"}, DeliveryPct: 100},
+		{Scenario: scenario{Name: "f"}, DeliveryPct: 100, Duplicates: 12},
+	}), "duplicates tell full deliveries apart")
 	cells = append(cells, result{Scenario: scenario{Name: "d"}, Error: "agent did not start"})
 	require.Equal(t, "d (failed: agent did not start)", worstCell(cells))
 	require.Empty(t, worstCell(nil))
