@@ -6,13 +6,17 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-deps vet lint bench bench-compare soak fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint bench bench-matrix bench-compare soak fuzz clean deb test-systemd
 
 all: build
 
 ## build: a static binary (no cgo) with its version set by ldflags.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/morse
+
+## load-tool: bin/morse-load, the load generator and discarding sink of the benchmarks.
+load-tool:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/morse-load ./cmd/morse-load
 
 ## run: build and run the agent on its built-in config (cpu and mem to stdout).
 run: build
@@ -64,11 +68,21 @@ lint: vet
 ## end-to-end load benchmark (morse-load into the agent's listeners, out to a discarding sink).
 E2E_DURATION ?= 20s
 E2E_REPEAT   ?= 1
-bench: test-deps build
+bench: test-deps build load-tool
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	bash scripts/bench-idle-rss.sh $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/morse-load ./cmd/morse-load
 	$(GO) run ./internal/benche2e --morse $(BIN) --load bin/morse-load --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
+	$(MAKE) --no-print-directory bench-matrix
+
+## bench-matrix: issue 13's flow-control matrix, each cell short (a few minutes in all): HTTP
+## over 1, 4 and 16 connections x bodies of 100, 1000 and 5000 lines and TCP over 1, 4 and 16
+## connections, flat out, then into a sink slowed to 5000 lines/s; CPU per line at lossless
+## capacity; a UDP flood of 8-line datagrams and the lossless UDP rate; the gzip bomb's RSS
+## growth. It prints every cell, names the worst, and writes testdata/bench/matrix-latest.json.
+## MATRIX_ONLY picks cells or groups (capacity, udp, gzip-bomb), comma-separated.
+MATRIX_ONLY ?=
+bench-matrix: build load-tool
+	$(GO) run ./internal/benche2e --matrix --morse $(BIN) --load bin/morse-load --only '$(MATRIX_ONLY)' --out testdata/bench/matrix-latest.json
 
 ## bench-compare: the writer and serializer benchmarks and the end-to-end HTTP and TCP
 ## scenarios for BASE (a git revision) and the working tree, interleaved ROUNDS times.

@@ -10,7 +10,9 @@ import "context"
 //
 // The wait applies only to outputs that are keeping up: an output whose writes fail, that is
 // backing off or that is down never holds a source back. Its buffer evicts the oldest metrics
-// instead, and counts every eviction. A listener that cannot push back (UDP) never calls it.
+// instead, and counts every eviction. A listener that cannot push back on its senders (UDP)
+// may call it with a short deadline, to let datagrams wait in its own queue and the socket's
+// receive buffer rather than make a healthy output evict.
 type RoomWaiter interface {
 	// WaitForRoom returns at once while every healthy output that this input feeds has
 	// room. Otherwise it blocks until each such output's buffer has fallen to its low-water

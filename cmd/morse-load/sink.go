@@ -24,6 +24,8 @@ func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "where to listen; loopback only, port 0 picks a free port")
 	parse := fs.Bool("parse", false, "parse every body and count metrics and refused lines, instead of counting newlines")
+	distinct := fs.Bool("distinct", false, "count distinct lines and duplicates by their timestamps, which morse-load makes unique")
+	pace := fs.Float64("lines-per-sec", 0, "answer no faster than this many lines a second, as a slow database does; 0 answers at once")
 	lifetime := fs.Duration("lifetime", time.Hour, fmt.Sprintf("stop after this long (at most %s)", maxSinkLifetime))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -31,13 +33,13 @@ func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitBadArgs
 	}
-	if fs.NArg() > 0 || *lifetime <= 0 || *lifetime > maxSinkLifetime {
-		fmt.Fprintf(stderr, "morse-load sink: give no arguments and a --lifetime between 0 and %s\n", maxSinkLifetime)
+	if fs.NArg() > 0 || *lifetime <= 0 || *lifetime > maxSinkLifetime || *pace < 0 {
+		fmt.Fprintf(stderr, "morse-load sink: give no arguments, a --lifetime between 0 and %s and a --lines-per-sec of at least 0\n", maxSinkLifetime)
 		return exitBadArgs
 	}
 	ctx, cancel := context.WithTimeout(ctx, *lifetime)
 	defer cancel()
-	s := &loadgen.Sink{Parse: *parse}
+	s := &loadgen.Sink{Parse: *parse, Distinct: *distinct, LinesPerSec: *pace}
 	// os.Stdout is unbuffered, so the address reaches a reading script at once.
 	err := loadgen.ServeSink(ctx, *addr, s, func(a net.Addr) { fmt.Fprintln(stdout, a.String()) })
 	if err != nil {

@@ -43,6 +43,7 @@ type options struct {
 	noPaced             bool
 	repeat              int
 	strict              bool
+	matrix              bool
 }
 
 func main() {
@@ -68,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory with configs and logs")
 	fs.BoolVar(&o.noPaced, "no-paced", false, "skip the paced rerun of a scenario that lost lines")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
+	fs.BoolVar(&o.matrix, "matrix", false, "run issue 13's flow-control matrix instead of the scenarios, and name its worst cell")
 	fs.IntVar(&o.repeat, "repeat", 1, "run each scenario this many times and keep the run other processes disturbed least")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -119,32 +121,58 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "benche2e: %v\n", err)
 		return 2
 	}
-	rep, err := o.run(ctx, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "benche2e: %v\n", err)
-		return 1
-	}
-	printTable(stdout, rep)
-	if o.out != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+	var rep interface{ exitCode(bool) int }
+	if o.matrix {
+		mr, err := o.runMatrix(ctx, stderr)
+		if err != nil {
 			fmt.Fprintf(stderr, "benche2e: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "\nwritten to %s\n", o.out)
+		printMatrix(stdout, mr)
+		rep = mr
+	} else {
+		sr, err := o.run(ctx, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "benche2e: %v\n", err)
+			return 1
+		}
+		printTable(stdout, sr)
+		rep = sr
+	}
+	if !o.writeJSON(rep, stdout, stderr) {
+		return 1
 	}
 	return rep.exitCode(o.strict)
 }
 
+// writeJSON writes v to --out, if given, and reports whether that went well.
+func (o *options) writeJSON(v any, stdout, stderr io.Writer) bool {
+	if o.out == "" {
+		return true
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+		fmt.Fprintf(stderr, "benche2e: %v\n", err)
+		return false
+	}
+	fmt.Fprintf(stdout, "\nwritten to %s\n", o.out)
+	return true
+}
+
 // exitCode is 1 when a scenario could not be measured, or with strict when a target was
 // missed; a missed target is a finding, not a failure of the benchmark, unless asked.
-func (r *report) exitCode(strict bool) int {
-	for _, res := range r.Results {
+func (r *report) exitCode(strict bool) int { return exitCode(r.Results, r.Targets, strict) }
+
+// exitCode is 1 when a cell could not be measured, or with strict when a target was missed.
+func (r *matrixReport) exitCode(strict bool) int { return exitCode(r.Cells, r.Targets, strict) }
+
+func exitCode(results []result, targets []target, strict bool) int {
+	for _, res := range results {
 		if res.Error != "" {
 			return 1
 		}
 	}
-	for _, t := range r.Targets {
+	for _, t := range targets {
 		if strict && !t.Met {
 			return 1
 		}
@@ -152,50 +180,38 @@ func (r *report) exitCode(strict bool) int {
 	return 0
 }
 
-// report is everything one benchmark run measured, as written to the JSON file.
-type report struct {
+// runInfo says what was measured where, at the top of every report.
+type runInfo struct {
 	When      time.Time `json:"when"`
 	Morse     string    `json:"morse_version"`
 	GoVersion string    `json:"go_version"`
 	CPUs      int       `json:"cpus"`
 	CPUModel  string    `json:"cpu_model,omitempty"`
 	Pinned    bool      `json:"pinned"`
-	Duration  string    `json:"duration_per_scenario"`
-	Results   []result  `json:"results"`
-	Skipped   []string  `json:"skipped,omitempty"`
-	Targets   []target  `json:"targets"`
+}
+
+func (o *options) runInfo(version string) runInfo {
+	_, tasksetErr := exec.LookPath("taskset")
+	return runInfo{When: time.Now().UTC(), Morse: version, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
+		CPUModel: cpuModel(), Pinned: tasksetErr == nil && o.agentCore >= 0}
+}
+
+// report is everything one benchmark run measured, as written to the JSON file.
+type report struct {
+	runInfo
+	Duration string   `json:"duration_per_scenario"`
+	Results  []result `json:"results"`
+	Skipped  []string `json:"skipped,omitempty"`
+	Targets  []target `json:"targets"`
 }
 
 func (o *options) run(ctx context.Context, stderr io.Writer) (*report, error) {
-	for _, bin := range []string{o.morseBin, o.loadBin} {
-		if _, err := os.Stat(bin); err != nil {
-			return nil, fmt.Errorf("%v (build it first: make build, and go build -o bin/morse-load ./cmd/morse-load)", err)
-		}
-	}
-	plugins, version, err := agentPlugins(o.morseBin)
+	e, plugins, version, cleanup, err := o.setup(stderr)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "morse-bench-e2e-")
-	if err != nil {
-		return nil, err
-	}
-	if o.keep {
-		fmt.Fprintf(stderr, "benche2e: configs and logs are kept in %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	sink, sinkAddr, err := startSink(o.loadBin, dir, o.loadCore)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _, _, _ = sink.stop(10 * time.Second) }()
-	e := &env{morseBin: o.morseBin, loadBin: o.loadBin, dir: dir, sinkAddr: sinkAddr, sinkPID: sink.pid(),
-		agentCore: o.agentCore, loadCore: o.loadCore, duration: o.duration, lines: o.lines, http: newHTTPClient()}
-	defer e.http.CloseIdleConnections()
-	_, tasksetErr := exec.LookPath("taskset")
-	rep := &report{When: time.Now().UTC(), Morse: version, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		CPUModel: cpuModel(), Pinned: tasksetErr == nil && o.agentCore >= 0, Duration: o.duration.String()}
+	defer cleanup()
+	rep := &report{runInfo: o.runInfo(version), Duration: o.duration.String()}
 	for _, sc := range o.scenarios() {
 		if o.only != "" && !contains(strings.Split(o.only, ","), sc.Name) {
 			continue
@@ -216,6 +232,35 @@ func (o *options) run(ctx context.Context, stderr io.Writer) (*report, error) {
 	}
 	rep.Targets = evaluate(rep.Results)
 	return rep, nil
+}
+
+// setup checks the binaries, lists the agent's plugins and prepares the environment the
+// scenarios share. cleanup stops the sinks and removes the temporary directory.
+func (o *options) setup(stderr io.Writer) (e *env, plugins map[string]bool, version string, cleanup func(), err error) {
+	for _, bin := range []string{o.morseBin, o.loadBin} {
+		if _, err := os.Stat(bin); err != nil {
+			return nil, nil, "", nil, fmt.Errorf("%v (build it first: make build, and go build -o bin/morse-load ./cmd/morse-load)", err)
+		}
+	}
+	if plugins, version, err = agentPlugins(o.morseBin); err != nil {
+		return nil, nil, "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "morse-bench-e2e-")
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	e = &env{morseBin: o.morseBin, loadBin: o.loadBin, dir: dir,
+		agentCore: o.agentCore, loadCore: o.loadCore, duration: o.duration, lines: o.lines, http: newHTTPClient()}
+	cleanup = func() {
+		e.stopSinks()
+		e.http.CloseIdleConnections()
+		if o.keep {
+			fmt.Fprintf(stderr, "benche2e: configs and logs are kept in %s\n", dir)
+		} else {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	return e, plugins, version, cleanup, nil
 }
 
 // best runs a scenario o.repeat times and keeps the run that other processes disturbed

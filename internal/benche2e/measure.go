@@ -19,34 +19,47 @@ import (
 // delivering: three flush intervals, so that one slow flush is not taken for the end.
 const settleFor = 3 * time.Second
 
-// sinkLines reads the sink's line count.
-func (e *env) sinkLines() (int64, error) {
-	resp, err := e.http.Get("http://" + e.sinkAddr + "/stats")
+// sinkStats reads the counters of the sink at addr.
+func (e *env) sinkStats(addr string) (loadgen.SinkStats, error) {
+	var st loadgen.SinkStats
+	resp, err := e.http.Get("http://" + addr + "/stats")
 	if err != nil {
-		return 0, fmt.Errorf("sink stats: %w", err)
+		return st, fmt.Errorf("sink stats: %w", err)
 	}
 	defer resp.Body.Close()
-	var st loadgen.SinkStats
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return 0, fmt.Errorf("sink stats: %w", err)
+		return st, fmt.Errorf("sink stats: %w", err)
 	}
-	return st.Lines, nil
+	return st, nil
 }
 
-// waitDelivered waits until the sink has received want lines since it counted before, or
-// its count has stood still for settleFor, at most a minute. The agent's shutdown flush
-// delivers whatever is left after that.
-func (e *env) waitDelivered(ctx context.Context, p *process, before, want int64) {
+// resetSink zeroes the counters of the sink at addr, so that a scenario counts from zero.
+func (e *env) resetSink(addr string) error {
+	resp, err := e.http.Post("http://"+addr+"/reset", "", nil)
+	if err != nil {
+		return fmt.Errorf("sink reset: %w", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("sink reset: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// waitDelivered waits until the sink at addr has received want distinct lines, or its count
+// has stood still for settleFor, at most a minute. The agent's shutdown flush delivers
+// whatever is left after that.
+func (e *env) waitDelivered(ctx context.Context, p *process, addr string, want int64) {
 	last, changed := int64(-1), time.Now()
 	_ = p.waitFor(ctx, time.Minute, "delivery", func() bool {
-		n, err := e.sinkLines()
+		st, err := e.sinkStats(addr)
 		if err != nil {
 			return true
 		}
-		if n != last {
-			last, changed = n, time.Now()
+		if st.Distinct != last {
+			last, changed = st.Distinct, time.Now()
 		}
-		return n-before >= want || time.Since(changed) >= settleFor
+		return st.Distinct >= want || time.Since(changed) >= settleFor
 	})
 }
 
@@ -101,6 +114,17 @@ func readCounters(path string) map[string]int64 {
 		}
 	})
 	return out
+}
+
+// outputDrops sums what the outputs dropped, evictions included, from the agent's counters.
+func outputDrops(c map[string]int64) int64 {
+	var n int64
+	for k, v := range c {
+		if strings.HasPrefix(k, "internal_write,") && strings.HasSuffix(k, " metrics_dropped") {
+			n += v
+		}
+	}
+	return n
 }
 
 // dropCounters picks from the agent's counters the ones that say a metric was lost, with

@@ -132,13 +132,47 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// startSink starts `morse-load sink` on a free loopback port and returns it with its address,
-// which the sink prints as the first line of its stdout.
-func startSink(loadBin, dir string, core int) (*process, string, error) {
+// sinkRun is a running `morse-load sink`.
+type sinkRun struct {
+	proc *process
+	addr string
+}
+
+// freshSink returns the sink that answers at rate lines a second (0: at once), started on
+// first use, with its counters zeroed.
+func (e *env) freshSink(rate float64) (*sinkRun, error) {
+	s, ok := e.sinks[rate]
+	if !ok {
+		var err error
+		if s, err = startSink(e.loadBin, e.dir, e.loadCore, rate); err != nil {
+			return nil, err
+		}
+		if e.sinks == nil {
+			e.sinks = map[float64]*sinkRun{}
+		}
+		e.sinks[rate] = s
+	}
+	return s, e.resetSink(s.addr)
+}
+
+// stopSinks stops every sink freshSink started.
+func (e *env) stopSinks() {
+	for rate, s := range e.sinks {
+		_, _, _ = s.proc.stop(10 * time.Second)
+		delete(e.sinks, rate)
+	}
+}
+
+// startSink starts `morse-load sink` on a free loopback port, counting distinct lines and
+// answering at rate lines a second (0: at once), and returns it with its address, which the
+// sink prints as the first line of its stdout.
+func startSink(loadBin, dir string, core int, rate float64) (*sinkRun, error) {
 	pr, pw := io.Pipe()
-	p, err := startProcess("sink", dir+"/sink.log", pw, pinned(core, loadBin, "sink", "--addr", "127.0.0.1:0", "--lifetime", "1h"))
+	logPath := fmt.Sprintf("%s/sink-%.0f.log", dir, rate)
+	p, err := startProcess("sink", logPath, pw, pinned(core, loadBin, "sink", "--addr", "127.0.0.1:0",
+		"--lifetime", "1h", "--distinct", "--lines-per-sec", strconv.FormatFloat(rate, 'f', -1, 64)))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	addrc := make(chan string, 1)
 	go func() {
@@ -161,10 +195,10 @@ func startSink(loadBin, dir string, core int) (*process, string, error) {
 	select {
 	case addr, ok := <-addrc:
 		if ok && addr != "" {
-			return p, addr, nil
+			return &sinkRun{proc: p, addr: addr}, nil
 		}
 	case <-t.C:
 	}
 	_, _, _ = p.stop(5 * time.Second)
-	return nil, "", fmt.Errorf("sink printed no address\n%s", tail(dir+"/sink.log", 10))
+	return nil, fmt.Errorf("sink printed no address\n%s", tail(logPath, 10))
 }

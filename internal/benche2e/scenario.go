@@ -34,14 +34,20 @@ type scenario struct {
 	ReadBufferSize string `json:"read_buffer_size,omitempty"`
 	// BufferStrategy is the output's buffer_strategy; empty keeps the memory buffer.
 	BufferStrategy string `json:"buffer_strategy,omitempty"`
+	// Lines and Duration bound this scenario's load instead of the command line's, if set.
+	Lines    int64         `json:"lines,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	// SinkRate slows the sink's answers to this many lines a second; 0 answers at once.
+	SinkRate float64 `json:"sink_lines_per_sec,omitempty"`
+	// Group is the part of issue 13's matrix the scenario belongs to, for the matrix only.
+	Group string `json:"group,omitempty"`
 }
 
 // env is what every scenario shares.
 type env struct {
 	morseBin, loadBin   string
-	dir                 string // a temporary directory for configs and logs
-	sinkAddr            string
-	sinkPID             int
+	dir                 string               // a temporary directory for configs and logs
+	sinks               map[float64]*sinkRun // by the rate they answer at
 	agentCore, loadCore int
 	duration            time.Duration
 	lines               int64
@@ -50,20 +56,27 @@ type env struct {
 
 // result is what one scenario measured.
 type result struct {
-	Scenario        scenario `json:"scenario"`
-	LinesSent       int64    `json:"lines_sent"`
-	LinesFailed     int64    `json:"lines_failed"`
-	LoadSec         float64  `json:"load_sec"`
-	SentPerSec      float64  `json:"sent_lines_per_sec"`
-	LinesDelivered  int64    `json:"lines_delivered"`
-	DeliveredPerSec float64  `json:"delivered_lines_per_sec"`
-	DeliveryPct     float64  `json:"delivery_pct"`
-	AgentCPUSec     float64  `json:"agent_cpu_sec,omitempty"`
-	CPUMicrosLine   float64  `json:"agent_cpu_us_per_line,omitempty"`
-	PeakRSSMiB      float64  `json:"agent_peak_rss_mib,omitempty"`
-	UDPKernelDrops  int64    `json:"udp_kernel_drops,omitempty"`
-	UDPCapturePct   float64  `json:"udp_capture_pct,omitempty"`
-	LoadCPUSec      float64  `json:"load_cpu_sec"`
+	Scenario    scenario `json:"scenario"`
+	LinesSent   int64    `json:"lines_sent"`
+	LinesFailed int64    `json:"lines_failed"`
+	LoadSec     float64  `json:"load_sec"`
+	SentPerSec  float64  `json:"sent_lines_per_sec"`
+	// LinesDelivered counts the distinct lines the sink received, Duplicates the lines it
+	// received more than once.
+	LinesDelivered int64 `json:"lines_delivered"`
+	Duplicates     int64 `json:"duplicates"`
+	Retries        int64 `json:"retries"`
+	// OutputDrops is what the agent's outputs dropped (internal_write.metrics_dropped):
+	// evictions from a full buffer, for a healthy sink.
+	OutputDrops     int64   `json:"output_drops"`
+	DeliveredPerSec float64 `json:"delivered_lines_per_sec"`
+	DeliveryPct     float64 `json:"delivery_pct"`
+	AgentCPUSec     float64 `json:"agent_cpu_sec,omitempty"`
+	CPUMicrosLine   float64 `json:"agent_cpu_us_per_line,omitempty"`
+	PeakRSSMiB      float64 `json:"agent_peak_rss_mib,omitempty"`
+	UDPKernelDrops  int64   `json:"udp_kernel_drops,omitempty"`
+	UDPCapturePct   float64 `json:"udp_capture_pct,omitempty"`
+	LoadCPUSec      float64 `json:"load_cpu_sec"`
 	// ForeignCPUPct is the CPU the rest of the machine used during the scenario, in percent
 	// of all cores; anything above a few percent means a neighbour skewed the figures.
 	ForeignCPUPct float64          `json:"foreign_cpu_pct"`
@@ -107,18 +120,18 @@ func (e *env) run(ctx context.Context, sc scenario) result {
 
 // runDirect sends straight to the sink.
 func (e *env) runDirect(ctx context.Context, res *result) error {
-	before, err := e.sinkLines()
+	sink, err := e.freshSink(res.Scenario.SinkRate)
 	if err != nil {
 		return err
 	}
-	noise := startNoise(e.sinkPID)
-	rep, loadCPU, err := e.load(ctx, res.Scenario, e.sinkAddr, "/write?db=bench")
+	noise := startNoise(sink.proc.pid())
+	rep, loadCPU, err := e.load(ctx, res.Scenario, sink.addr, "/write?db=bench")
 	if err != nil {
 		return err
 	}
 	res.setLoad(rep, loadCPU)
-	after, err := e.sinkLines()
-	res.setDelivered(after - before)
+	st, err := e.sinkStats(sink.addr)
+	res.setDelivered(st)
 	res.ForeignCPUPct = noise.foreignPct(0, loadCPU, runtime.NumCPU())
 	return err
 }
@@ -127,7 +140,11 @@ func (e *env) runDirect(ctx context.Context, res *result) error {
 // stops it and measures.
 func (e *env) runAgent(ctx context.Context, res *result) error {
 	sc := res.Scenario
-	a, err := e.startAgent(ctx, sc)
+	sink, err := e.freshSink(sc.SinkRate)
+	if err != nil {
+		return err
+	}
+	a, err := e.startAgent(ctx, sc, sink.addr)
 	if err != nil {
 		return err
 	}
@@ -141,11 +158,7 @@ func (e *env) runAgent(ctx context.Context, res *result) error {
 	if err != nil {
 		return err
 	}
-	before, err := e.sinkLines()
-	if err != nil {
-		return err
-	}
-	noise := startNoise(e.sinkPID)
+	noise := startNoise(sink.proc.pid())
 	rep, loadCPU, err := e.load(ctx, sc, a.addr, "/write?db=bench")
 	if err != nil {
 		return err
@@ -154,7 +167,7 @@ func (e *env) runAgent(ctx context.Context, res *result) error {
 	if sc.Transport == loadgen.TransportUDP {
 		e.measureUDP(ctx, a, res)
 	}
-	e.waitDelivered(ctx, a.proc, before, rep.Lines)
+	e.waitDelivered(ctx, a.proc, sink.addr, rep.Lines+rep.FailedLines)
 	hwm, _ := readStatusKiB(a.proc.pid(), "VmHWM")
 	res.AgentCounters = readCounters(a.internalFile)
 	cpu, maxRSS, err := a.proc.stop(time.Minute)
@@ -162,11 +175,12 @@ func (e *env) runAgent(ctx context.Context, res *result) error {
 	if err != nil {
 		return err
 	}
-	after, err := e.sinkLines()
+	st, err := e.sinkStats(sink.addr)
 	if err != nil {
 		return err
 	}
-	res.setDelivered(after - before)
+	res.setDelivered(st)
+	res.OutputDrops = outputDrops(res.AgentCounters)
 	res.AgentCPUSec = (cpu - cpu0).Seconds()
 	if res.LinesSent > 0 {
 		res.CPUMicrosLine = 1e6 * res.AgentCPUSec / float64(res.LinesSent)
@@ -184,7 +198,7 @@ type agentRun struct {
 	internalFile string
 }
 
-func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
+func (e *env) startAgent(ctx context.Context, sc scenario, sinkAddr string) (*agentRun, error) {
 	network := "tcp"
 	if sc.Transport == loadgen.TransportUDP {
 		network = "udp"
@@ -199,7 +213,7 @@ func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
 	if sc.Input == "socket_listener" {
 		listen = network + "://" + a.addr
 	}
-	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: e.sinkAddr,
+	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: sinkAddr,
 		InternalFile: a.internalFile}
 	if sc.BufferStrategy == "disk" {
 		conf.BufferDir = filepath.Join(e.dir, sc.Name+"-buffer")
@@ -233,16 +247,23 @@ func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
 // load runs the load tool, pinned to its core, and reads its JSON report. An exit status
 // of 1 only says that some lines failed; the report counts them.
 func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadgen.Report, time.Duration, error) {
+	duration, lines := e.duration, e.lines
+	if sc.Duration > 0 {
+		duration = sc.Duration
+	}
+	if sc.Lines > 0 {
+		lines = sc.Lines
+	}
 	args := []string{e.loadBin, "--json", "--transport", sc.Transport, "--addr", addr, "--path", path,
 		"--connections", strconv.Itoa(sc.Connections), "--lines-per-request", strconv.Itoa(sc.LinesPerRequest),
-		"--rate", strconv.FormatFloat(sc.Rate, 'f', -1, 64), "--duration", e.duration.String()}
-	if e.lines > 0 {
-		args = append(args, "--lines", strconv.FormatInt(e.lines, 10))
+		"--rate", strconv.FormatFloat(sc.Rate, 'f', -1, 64), "--duration", duration.String()}
+	if lines > 0 {
+		args = append(args, "--lines", strconv.FormatInt(lines, 10))
 	}
 	if sc.UDPPayload > 0 {
 		args = append(args, "--udp-payload", strconv.Itoa(sc.UDPPayload))
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.duration+time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, duration+time.Minute)
 	defer cancel()
 	argv := pinned(e.loadCore, args...)
 	var stdout, stderr bytes.Buffer
@@ -263,14 +284,18 @@ func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadge
 func (r *result) setLoad(rep *loadgen.Report, cpu time.Duration) {
 	r.Load, r.LoadCPUSec = rep, cpu.Seconds()
 	r.LinesSent, r.LinesFailed, r.LoadSec, r.SentPerSec = rep.Lines, rep.FailedLines, rep.ElapsedSec, rep.LinesPerSec
+	r.Retries = rep.Retries
 }
 
-func (r *result) setDelivered(n int64) {
-	r.LinesDelivered = n
+// setDelivered takes the sink's distinct lines as delivered. The share is of every line the
+// load tool tried to send: a line it gave up on was not delivered either.
+func (r *result) setDelivered(st loadgen.SinkStats) {
+	n := st.Distinct
+	r.LinesDelivered, r.Duplicates = n, st.Duplicates
 	if r.LoadSec > 0 {
 		r.DeliveredPerSec = float64(n) / r.LoadSec
 	}
-	if r.LinesSent > 0 {
-		r.DeliveryPct = 100 * float64(n) / float64(r.LinesSent)
+	if tried := r.LinesSent + r.LinesFailed; tried > 0 {
+		r.DeliveryPct = 100 * float64(n) / float64(tried)
 	}
 }

@@ -84,18 +84,25 @@ func printTable(w io.Writer, rep *report) {
 	printNotes(w, rep)
 }
 
+// commonNotes are the notes every table prints under a result: its error, a neighbour's CPU
+// and lines that failed to send.
+func (r *result) commonNotes() []string {
+	var notes []string
+	if r.Error != "" {
+		notes = append(notes, "error: "+r.Error)
+	}
+	if r.ForeignCPUPct > 5 {
+		notes = append(notes, fmt.Sprintf("other processes used %.0f%% of the machine's CPU during this run: its figures are skewed", r.ForeignCPUPct))
+	}
+	if r.LinesFailed > 0 && r.Load != nil {
+		notes = append(notes, fmt.Sprintf("%d lines failed to send: %s", r.LinesFailed, strings.Join(r.Load.ErrorSamples, "; ")))
+	}
+	return notes
+}
+
 func printNotes(w io.Writer, rep *report) {
 	for _, r := range rep.Results {
-		var notes []string
-		if r.Error != "" {
-			notes = append(notes, "error: "+r.Error)
-		}
-		if r.ForeignCPUPct > 5 {
-			notes = append(notes, fmt.Sprintf("other processes used %.0f%% of the machine's CPU during this run: its figures are skewed", r.ForeignCPUPct))
-		}
-		if r.LinesFailed > 0 {
-			notes = append(notes, fmt.Sprintf("%d lines failed to send", r.LinesFailed))
-		}
+		notes := r.commonNotes()
 		if r.UDPKernelDrops > 0 {
 			notes = append(notes, fmt.Sprintf("the kernel dropped %d datagrams (receive buffer full)", r.UDPKernelDrops))
 		}

@@ -156,7 +156,7 @@ func dialAll(cfg Config) ([]conn, error) {
 	for i := range conns {
 		switch cfg.Transport {
 		case TransportHTTP:
-			conns[i] = newHTTPConn(tr, "http://"+cfg.Addr+cfg.Path, cfg.Timeout, cfg.Gzip)
+			conns[i] = newHTTPConn(tr, "http://"+cfg.Addr+cfg.Path, cfg.Timeout, cfg.Gzip, cfg.Clock)
 		case TransportTCP:
 			conns[i] = &streamConn{addr: cfg.Addr, timeout: cfg.Timeout}
 		case TransportUDP:

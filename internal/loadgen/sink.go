@@ -28,14 +28,26 @@ const maxSinkBody = 256 << 20
 // By default it counts lines by their newlines, which costs little enough that the sink is
 // never what limits a benchmark. With Parse set it parses every body instead, and counts
 // the metrics and the refused lines, to check that what arrives is valid line protocol.
+// With Distinct set it also records each line's timestamp, which the load tool makes unique
+// per line, and so counts the distinct lines and the duplicates. With LinesPerSec set it
+// answers no faster than that many lines a second, as a sink that cannot keep up does.
 type Sink struct {
 	// Parse makes the sink parse each body with morse's line-protocol parser.
 	Parse bool
+	// Distinct makes the sink count distinct lines by their timestamps.
+	Distinct bool
+	// LinesPerSec paces the answers: a body of n lines is answered no sooner than n/LinesPerSec
+	// seconds after the previous body's answer was due. 0 answers at once.
+	LinesPerSec float64
 
 	lines, bytes, wireBytes, requests atomic.Int64
 	badRequests, parseErrors          atomic.Int64
-	queries                           atomic.Int64
+	queries, untracked                atomic.Int64
 	bufs                              sync.Pool
+	seen                              seenSet
+
+	paceMu   sync.Mutex
+	nextFree time.Time // when the paced sink has answered every body it has taken
 }
 
 // SinkStats are the sink's counters.
@@ -47,15 +59,32 @@ type SinkStats struct {
 	BadRequests int64 `json:"bad_requests"` // writes that could not be read
 	ParseErrors int64 `json:"parse_errors"` // lines refused by the parser, with Parse
 	Queries     int64 `json:"queries"`
+	// Distinct counts lines with a timestamp not seen before, Duplicates the others, and
+	// Untracked the lines without an integer timestamp, with Distinct.
+	Distinct   int64 `json:"distinct,omitempty"`
+	Duplicates int64 `json:"duplicates,omitempty"`
+	Untracked  int64 `json:"untracked,omitempty"`
 }
 
 // Stats returns the counters so far.
 func (s *Sink) Stats() SinkStats {
-	return SinkStats{
+	st := SinkStats{
 		Lines: s.lines.Load(), Bytes: s.bytes.Load(), WireBytes: s.wireBytes.Load(),
 		Requests: s.requests.Load(), BadRequests: s.badRequests.Load(),
-		ParseErrors: s.parseErrors.Load(), Queries: s.queries.Load(),
+		ParseErrors: s.parseErrors.Load(), Queries: s.queries.Load(), Untracked: s.untracked.Load(),
 	}
+	st.Distinct, st.Duplicates = s.seen.counts()
+	return st
+}
+
+// Reset zeroes the counters and forgets the lines seen, so that one sink can serve many
+// benchmark runs, each counted from zero.
+func (s *Sink) Reset() {
+	for _, c := range []*atomic.Int64{&s.lines, &s.bytes, &s.wireBytes, &s.requests, &s.badRequests,
+		&s.parseErrors, &s.queries, &s.untracked} {
+		c.Store(0)
+	}
+	s.seen.reset()
 }
 
 // Handler serves the sink's endpoints.
@@ -75,6 +104,15 @@ func (s *Sink) Handler() http.Handler {
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Stats())
+	})
+	mux.HandleFunc("/reset", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		s.Reset()
+		w.WriteHeader(http.StatusNoContent)
 	})
 	return mux
 }
@@ -98,6 +136,9 @@ func (s *Sink) write(w http.ResponseWriter, r *http.Request) {
 	}
 	body = io.LimitReader(body, maxSinkBody+1)
 	var c lineCounter
+	if s.Distinct {
+		c.stamps = &stampReader{}
+	}
 	var err error
 	if s.Parse {
 		err = s.parse(body, &c)
@@ -111,11 +152,43 @@ func (s *Sink) write(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, err)
 		return
 	}
+	// The lines count once answered, as a real server's are once stored.
+	if !s.pace(r.Context(), c.lines) {
+		return
+	}
+	if c.stamps != nil {
+		s.seen.add(c.stamps.stamps)
+		s.untracked.Add(c.stamps.untracked)
+	}
 	s.requests.Add(1)
 	s.lines.Add(c.lines)
 	s.bytes.Add(c.bytes)
 	s.wireBytes.Add(wire.n)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// pace waits until a paced sink may answer a body of n lines. It reports false when the
+// client went away first: the body then counts as never taken.
+func (s *Sink) pace(ctx context.Context, n int64) bool {
+	if s.LinesPerSec <= 0 || n == 0 {
+		return true
+	}
+	s.paceMu.Lock()
+	start := time.Now()
+	if s.nextFree.After(start) {
+		start = s.nextFree
+	}
+	s.nextFree = start.Add(time.Duration(float64(n) / s.LinesPerSec * float64(time.Second)))
+	due := s.nextFree
+	s.paceMu.Unlock()
+	t := time.NewTimer(time.Until(due))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (s *Sink) refuse(w http.ResponseWriter, err error) {
@@ -156,6 +229,10 @@ func (s *Sink) parse(body io.Reader, c *lineCounter) error {
 	if err != nil {
 		return err
 	}
+	if c.stamps != nil {
+		c.stamps.write(data)
+		c.stamps.end()
+	}
 	var p influx.Parser
 	res := p.Parse(data, func(morse.Metric) {})
 	c.lines, c.bytes = int64(res.Metrics), int64(len(data))
@@ -168,9 +245,13 @@ func (s *Sink) parse(body io.Reader, c *lineCounter) error {
 type lineCounter struct {
 	lines, bytes int64
 	inLine       bool
+	stamps       *stampReader // the lines' timestamps, for a sink that counts distinct lines
 }
 
 func (c *lineCounter) write(p []byte) {
+	if c.stamps != nil {
+		c.stamps.write(p)
+	}
 	c.bytes += int64(len(p))
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -187,6 +268,9 @@ func (c *lineCounter) write(p []byte) {
 }
 
 func (c *lineCounter) end() {
+	if c.stamps != nil {
+		c.stamps.end()
+	}
 	if c.inLine {
 		c.lines++
 		c.inLine = false

@@ -41,6 +41,7 @@ func newHTTPTransport(conns int, timeout time.Duration) *http.Transport {
 
 // httpConn posts each batch as one request body.
 type httpConn struct {
+	clock   Clock // waits out Retry-After
 	client  *http.Client
 	url     string
 	timeout time.Duration
@@ -49,8 +50,8 @@ type httpConn struct {
 	zw      *gzip.Writer
 }
 
-func newHTTPConn(tr *http.Transport, url string, timeout time.Duration, gz bool) *httpConn {
-	c := &httpConn{url: url, timeout: timeout, gzip: gz}
+func newHTTPConn(tr *http.Transport, url string, timeout time.Duration, gz bool, clock Clock) *httpConn {
+	c := &httpConn{url: url, timeout: timeout, gzip: gz, clock: clock}
 	c.client = &http.Client{
 		Transport: tr,
 		// A redirect could point anywhere; the answer to the first request is final.
@@ -73,12 +74,61 @@ func (c *httpConn) send(ctx context.Context, body []byte, lines int, st *Stats) 
 		_ = c.zw.Close()
 		payload = c.zbuf.Bytes()
 	}
+	for attempt := 0; ; attempt++ {
+		code, retryAfter, msg, err := c.post(ctx, payload, st)
+		if err != nil {
+			st.fail(lines, err)
+			return
+		}
+		if code/100 == 2 {
+			st.ok(lines, len(body), len(payload))
+			return
+		}
+		if !retryable(code) || attempt == maxRetries {
+			st.fail(lines, fmt.Errorf("HTTP %d: %s", code, msg))
+			return
+		}
+		// A server that is full asks the client to come back later, as InfluxDB's clients
+		// and Telegraf's outputs do: the same body again, after Retry-After.
+		st.Retries++
+		if err := c.clock.Sleep(ctx, retryDelay(retryAfter, attempt)); err != nil {
+			st.fail(lines, err)
+			return
+		}
+	}
+}
+
+// maxRetries is how many times one body is sent again after a 429 or 503 answer.
+const maxRetries = 20
+
+// retryable reports whether an answer asks the client to send the same body later.
+func retryable(code int) bool {
+	return code == http.StatusServiceUnavailable || code == http.StatusTooManyRequests
+}
+
+// retryDelay is how long to wait before sending a body again: what the server's Retry-After
+// asked for, capped, or else a backoff that doubles from 100 ms to 5 s.
+func retryDelay(retryAfter string, attempt int) time.Duration {
+	if secs, err := strconv.Atoi(retryAfter); err == nil && secs >= 0 {
+		return min(time.Duration(secs)*time.Second, maxRetryAfter)
+	}
+	if t, err := http.ParseTime(retryAfter); err == nil {
+		return min(max(time.Until(t), 0), maxRetryAfter)
+	}
+	return min(100*time.Millisecond<<min(attempt, 6), 5*time.Second)
+}
+
+// maxRetryAfter caps a server's Retry-After, so that one answer cannot stall a bounded run.
+const maxRetryAfter = 30 * time.Second
+
+// post sends one request and returns its status, Retry-After header and the start of the
+// answer's body. The error is for a request that got no answer.
+func (c *httpConn) post(ctx context.Context, payload []byte, st *Stats) (code int, retryAfter string, msg []byte, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(payload))
 	if err != nil {
-		st.fail(lines, err)
-		return
+		return 0, "", nil, err
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	if c.gzip {
@@ -87,19 +137,14 @@ func (c *httpConn) send(ctx context.Context, body []byte, lines int, st *Stats) 
 	st.Requests++
 	resp, err := c.client.Do(req)
 	if err != nil {
-		st.fail(lines, err)
-		return
+		return 0, "", nil, err
 	}
 	// Read the answer to its end so that the connection can be reused.
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	msg, _ = io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
 	st.status(resp.StatusCode)
-	if resp.StatusCode/100 != 2 {
-		st.fail(lines, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg)))
-		return
-	}
-	st.ok(lines, len(body), len(payload))
+	return resp.StatusCode, resp.Header.Get("Retry-After"), bytes.TrimSpace(msg), nil
 }
 
 // close drops the transport's idle keep-alive connections, which also ends the goroutines
@@ -190,12 +235,14 @@ func (c *datagramConn) close() { _ = c.c.Close() }
 // Stats counts what was sent. Lines and Bytes count only what was delivered: written to a
 // TCP or UDP socket, or answered with 2xx over HTTP.
 type Stats struct {
-	Lines        int64            `json:"lines"`
-	Bytes        int64            `json:"bytes"`      // line protocol bytes of Lines
-	WireBytes    int64            `json:"wire_bytes"` // bytes on the wire, after gzip
-	Requests     int64            `json:"requests"`   // HTTP requests, TCP writes or datagrams
-	FailedLines  int64            `json:"failed_lines"`
-	Errors       int64            `json:"errors"`
+	Lines       int64 `json:"lines"`
+	Bytes       int64 `json:"bytes"`      // line protocol bytes of Lines
+	WireBytes   int64 `json:"wire_bytes"` // bytes on the wire, after gzip
+	Requests    int64 `json:"requests"`   // HTTP requests, TCP writes or datagrams
+	FailedLines int64 `json:"failed_lines"`
+	Errors      int64 `json:"errors"`
+	// Retries counts HTTP requests sent again after a 429 or 503 answer.
+	Retries      int64            `json:"retries"`
 	HTTPStatus   map[string]int64 `json:"http_status,omitempty"`
 	ErrorSamples []string         `json:"error_samples,omitempty"`
 }
@@ -241,6 +288,7 @@ func (s *Stats) merge(o *Stats) {
 	s.Requests += o.Requests
 	s.FailedLines += o.FailedLines
 	s.Errors += o.Errors
+	s.Retries += o.Retries
 	for k, v := range o.HTTPStatus {
 		if s.HTTPStatus == nil {
 			s.HTTPStatus = map[string]int64{}

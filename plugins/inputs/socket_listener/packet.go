@@ -45,9 +45,11 @@ type packetServer struct {
 	conns   []net.PacketConn
 	path    string // a unixgram socket file to remove on close
 	closing atomic.Bool
-	done    chan struct{} // closed by close, to end a reader's wait
-	free    chan *batch   // batches ready to be filled
-	work    chan *batch   // filled batches, for the workers
+	done    chan struct{}   // closed by close, to end a reader's wait
+	ctx     context.Context // ends on close, to end a wait for the outputs' room
+	cancel  context.CancelFunc
+	free    chan *batch // batches ready to be filled
+	work    chan *batch // filled batches, for the workers
 	readers sync.WaitGroup
 	workers sync.WaitGroup
 }
@@ -103,6 +105,7 @@ func (s sender) LogValue() slog.Value {
 // listenPacket binds the datagram sockets and starts the readers and the workers.
 func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, error) {
 	srv := &packetServer{sl: s, acc: acc, done: make(chan struct{})}
+	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	if err := srv.bind(); err != nil {
 		for _, c := range srv.conns {
 			_ = c.Close()
@@ -123,11 +126,9 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 	for range batches {
 		srv.free <- newBatch()
 	}
-	for _, c := range srv.conns {
-		s.setReadBuffer(c)
-	}
+	s.sizeReadBuffers(srv.conns)
 	if inline {
-		srv.readers.Go(func() { srv.receiveAndParse(srv.conns[0]) })
+		srv.readers.Go(func() { srv.drainAndParse(srv.conns[0]) })
 		return srv, nil
 	}
 	for range workers {
@@ -179,6 +180,7 @@ func (srv *packetServer) addr() net.Addr { return srv.conns[0].LocalAddr() }
 func (srv *packetServer) close() {
 	srv.closing.Store(true)
 	close(srv.done)
+	srv.cancel()
 	for _, c := range srv.conns {
 		_ = c.Close()
 	}
@@ -205,24 +207,6 @@ func readOne(c net.PacketConn) func(b *batch) (int, error) {
 		n, from, err := c.ReadFrom(b.bufs[0])
 		b.sizes[0], b.from[0] = n, from
 		return 1, err
-	}
-}
-
-// receiveAndParse reads batches from c and parses each itself, until c is closed.
-func (srv *packetServer) receiveAndParse(c net.PacketConn) {
-	read := batchReader(c)
-	d := srv.newDatagramParser()
-	b := <-srv.free
-	for {
-		n, err := read(b)
-		if err != nil {
-			if !srv.readFailed(err) {
-				return
-			}
-			continue
-		}
-		b.n = n
-		d.parseBatch(b)
 	}
 }
 
@@ -253,6 +237,9 @@ func (srv *packetServer) receive(c net.PacketConn) {
 func (srv *packetServer) parseBatches() {
 	d := srv.newDatagramParser()
 	for b := range srv.work {
+		// While a healthy output holds a backlog, wait rather than make it evict: the
+		// readers fill the other batches meanwhile, then the kernel's receive buffer.
+		_ = morse.WaitForRoom(srv.ctx, srv.acc)
 		d.parseBatch(b)
 		srv.free <- b
 	}
@@ -283,7 +270,7 @@ func (d *datagramParser) parseBatch(b *batch) {
 			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "datagram dropped", "from", sender{b, i}, "error", errNotAllowed)
 			continue
 		}
-		d.handle(b.bufs[i][:size], sender{b, i})
+		handleDatagram(d, b.bufs[i][:size], sender{b, i})
 	}
 	d.out.Flush()
 }
@@ -319,8 +306,10 @@ type datagramParser struct {
 	plain bytes.Buffer // a decompressed datagram
 }
 
-// handle parses one datagram on its own: a line never continues in the next datagram.
-func (d *datagramParser) handle(b []byte, from sender) {
+// handleDatagram parses one datagram on its own: a line never continues in the next
+// datagram. from names the sender in a log line; it is generic so that naming it costs
+// nothing unless a line is logged.
+func handleDatagram[S slog.LogValuer](d *datagramParser, b []byte, from S) {
 	c := &d.sl.c
 	c.packets.Incr()
 	c.bytes.Add(int64(len(b)))
@@ -333,12 +322,13 @@ func (d *datagramParser) handle(b []byte, from sender) {
 		}
 	}
 	res := d.sl.parser.Parse(b, d.emit)
-	c.lines.Add(int64(res.Lines))
 	if res.Errors > 0 {
 		// lineError counts the first bad line and logs it; the others are only counted.
 		c.parseErr.Add(int64(res.Errors - 1))
 		d.sl.lineError(*res.First, from)
 	}
+	// Lines last, so that whoever sees them counted sees their errors counted too.
+	c.lines.Add(int64(res.Lines))
 }
 
 // gunzip decompresses a datagram into d.plain, refusing one that grows beyond

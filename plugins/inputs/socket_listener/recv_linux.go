@@ -3,6 +3,7 @@
 package socketlistener
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net"
 	"os"
@@ -26,6 +27,8 @@ type batchSys struct {
 	read  func(fd uintptr) bool
 	n     int
 	errno syscall.Errno
+	// nowait makes read return at once, with n = 0, when no datagram is waiting.
+	nowait bool
 }
 
 func (s *batchSys) init(b *batch) {
@@ -56,6 +59,10 @@ func (s *batchSys) recvmmsg(fd uintptr) bool {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
+			if s.nowait {
+				s.n, s.errno = 0, 0
+				return true
+			}
 			return false
 		}
 		s.n, s.errno = int(r), errno
@@ -66,16 +73,32 @@ func (s *batchSys) recvmmsg(fd uintptr) bool {
 // batchReader returns how c reads a batch: one recvmmsg call for a socket that exposes its
 // descriptor, as UDP and unix datagram sockets do, and one datagram a call otherwise.
 func batchReader(c net.PacketConn) func(b *batch) (int, error) {
+	if read := recvmmsgReader(c, false); read != nil {
+		return read
+	}
+	return readOne(c)
+}
+
+// batchPoller returns how c reads a batch without waiting: a read returns 0 datagrams when
+// none is waiting. It is nil for a socket that does not expose its descriptor.
+func batchPoller(c net.PacketConn) func(b *batch) (int, error) {
+	return recvmmsgReader(c, true)
+}
+
+// recvmmsgReader reads a batch with one recvmmsg call, or returns nil for a socket that does
+// not expose its descriptor.
+func recvmmsgReader(c net.PacketConn, nowait bool) func(b *batch) (int, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return readOne(c)
+		return nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return readOne(c)
+		return nil
 	}
 	return func(b *batch) (int, error) {
 		s := &b.sys
+		s.nowait = nowait
 		if err := rc.Read(s.read); err != nil {
 			return 0, err
 		}
@@ -98,7 +121,25 @@ func (s *batchSys) addr(i int) net.Addr {
 	if i >= len(s.names) {
 		return nil
 	}
-	rsa := &s.names[i]
+	return sockaddrOf(&s.names[i], int(s.hdrs[i].Hdr.Namelen))
+}
+
+// name returns the raw sender name of datagram i, namelen bytes as the kernel wrote them.
+func (s *batchSys) name(i int) []byte {
+	n := min(int(s.hdrs[i].Hdr.Namelen), unix.SizeofSockaddrAny)
+	return (*[unix.SizeofSockaddrAny]byte)(unsafe.Pointer(&s.names[i]))[:n]
+}
+
+// addrOfName turns a raw sender name, as name returned it, into an address.
+func addrOfName(name []byte) net.Addr {
+	var rsa unix.RawSockaddrAny
+	n := copy((*[unix.SizeofSockaddrAny]byte)(unsafe.Pointer(&rsa))[:], name)
+	return sockaddrOf(&rsa, n)
+}
+
+// sockaddrOf turns a raw socket address of namelen bytes into an address; nil for an
+// unnamed unix socket or a family it does not know.
+func sockaddrOf(rsa *unix.RawSockaddrAny, namelen int) net.Addr {
 	switch rsa.Addr.Family {
 	case unix.AF_INET:
 		p := (*unix.RawSockaddrInet4)(unsafe.Pointer(rsa))
@@ -112,7 +153,7 @@ func (s *batchSys) addr(i int) net.Addr {
 		return a
 	case unix.AF_UNIX:
 		p := (*unix.RawSockaddrUnix)(unsafe.Pointer(rsa))
-		n := int(s.hdrs[i].Hdr.Namelen) - int(unsafe.Offsetof(p.Path))
+		n := namelen - int(unsafe.Offsetof(p.Path))
 		if n <= 0 {
 			return nil
 		}
@@ -131,4 +172,44 @@ func (s *batchSys) addr(i int) net.Addr {
 // netPort reads a port stored in network byte order.
 func netPort(p *uint16) int {
 	return int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(p))[:]))
+}
+
+// rmemMax is where Linux keeps the largest receive buffer a process may set without
+// CAP_NET_ADMIN (SO_RCVBUFFORCE goes past it; morse never asks for that).
+var rmemMax = "/proc/sys/net/core/rmem_max"
+
+// maxReadBuffer is the largest size this process may pass to SetReadBuffer, 0 when it
+// cannot be read.
+func maxReadBuffer() int {
+	b, err := os.ReadFile(rmemMax)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// readBufferOf is the socket's receive buffer as the kernel reports it: what the socket's
+// queue may hold, the kernel's bookkeeping of each datagram included, which for a size set
+// with SetReadBuffer is twice that size. 0 when it cannot be read.
+func readBufferOf(c net.PacketConn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) {
+		n, gerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+	}); err != nil || gerr != nil {
+		return 0
+	}
+	return n
 }

@@ -4,14 +4,17 @@
 //
 // A stream connection is parsed as it arrives, line by line, and each datagram is parsed on
 // its own. A malformed line is counted and logged (at most once per 30 s, with the number held
-// back) and the rest of the stream or datagram goes on. Metrics go to the accumulator, which
-// never blocks: a slow output evicts from its own buffer and counts it.
+// back) and the rest of the stream or datagram goes on. While a healthy output holds a
+// backlog, a stream connection stops being read (backpressure), and datagrams wait unparsed
+// in the listener's queue and the socket's receive buffer; an output that fails evicts from
+// its own buffer and counts it.
 //
 // UDP is read by several sockets bound to one port with SO_REUSEPORT, where the system has
 // it, so that the kernel spreads senders over several goroutines; on Linux each socket reads
 // many datagrams per system call (recvmmsg). A pool of workers parses what the sockets read,
 // so that even a single sender, whom the kernel always hands to the same socket, is parsed
-// on every CPU.
+// on every CPU. On one CPU the reader drains the socket into a ring of datagrams between
+// slices of parsing (ring_linux.go), and the receive buffer defaults to the kernel's limit.
 package socketlistener
 
 import (
@@ -70,7 +73,8 @@ type SocketListener struct {
 	// KeepAlivePeriod is the TCP keep-alive period: unset uses Go's default (15s), zero turns
 	// keep-alive probes off.
 	KeepAlivePeriod *morse.Duration `toml:"keep_alive_period"`
-	// ReadBufferSize sets the socket receive buffer (SO_RCVBUF); zero keeps the system's.
+	// ReadBufferSize sets the socket receive buffer (SO_RCVBUF). Zero keeps the system's for
+	// stream sockets and takes the largest the kernel allows for datagram sockets.
 	ReadBufferSize morse.Size `toml:"read_buffer_size"`
 	// SocketMode is the file mode of a unix socket, in octal such as "0660".
 	SocketMode string `toml:"socket_mode"`
