@@ -107,6 +107,7 @@ func BenchmarkPrepare(b *testing.B) {
 			s := o.getScratch()
 			var sch schema
 			b.ReportAllocs()
+			cpu0 := processCPU(b)
 			for b.Loop() {
 				s.reset()
 				for _, g := range s.groupByTable(batch) {
@@ -114,7 +115,9 @@ func BenchmarkPrepare(b *testing.B) {
 				}
 				sch.staged = sch.staged[:0]
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/line")
+			n := float64(b.N * len(batch))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/line")
+			b.ReportMetric(float64(processCPU(b)-cpu0)/n, "cpu-ns/line")
 		})
 	}
 }
