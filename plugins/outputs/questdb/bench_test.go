@@ -54,16 +54,19 @@ func processCPU(b *testing.B) time.Duration {
 
 // BenchmarkWrite writes prepared batches of 1000 lines to a real QuestDB 9.1.0 and reports
 // lines per second and the CPU this process spends per line: serializing, checking,
-// sending, and over TCP confirming. tcp-confirm0 is TCP with tcp_confirm_delay = "0s".
+// sending, and over TCP confirming. tcp is the default of one unconfirmed batch, with the
+// tcp_confirm_delay that tcpServerProps allow, so its lines/s is one batch per delay;
+// tcp-unconfirmed64 keeps up to 64 batches unconfirmed with no delay, for throughput.
 func BenchmarkWrite(b *testing.B) {
-	q := testserver.StartQuestDB(b, testserver.QuestDBOptions{})
+	q := testserver.StartQuestDB(b, testserver.QuestDBOptions{Props: tcpServerProps})
 	cases := []struct {
 		name, protocol string
 		confirm        time.Duration
+		unconfirmed    int
 	}{
-		{"http", "http", DefaultTCPConfirmDelay},
-		{"tcp", "tcp", DefaultTCPConfirmDelay},
-		{"tcp-confirm0", "tcp", 0},
+		{"http", "http", 0, 1},
+		{"tcp", "tcp", testDelay, 1},
+		{"tcp-unconfirmed64", "tcp", 0, 64},
 	}
 	for _, c := range cases {
 		for _, lines := range []bool{false, true} {
@@ -72,7 +75,10 @@ func BenchmarkWrite(b *testing.B) {
 				kind = "lines"
 			}
 			b.Run(c.name+"/"+kind, func(b *testing.B) {
-				o := newOutput(b, q, c.protocol, func(o *QuestDB) { o.TCPConfirmDelay = morse.Duration(c.confirm) })
+				o := newOutput(b, q, c.protocol, func(o *QuestDB) {
+					o.TCPConfirmDelay = morse.Duration(c.confirm)
+					o.TCPUnconfirmedBatches = c.unconfirmed
+				})
 				batch := benchBatch(lines)
 				ctx := context.Background()
 				if err := o.Write(ctx, batch); err != nil { // the table exists before timing
