@@ -1,6 +1,8 @@
 package questdb
 
 import (
+	"strings"
+
 	"github.com/morse-agent/morse"
 )
 
@@ -86,6 +88,9 @@ func (sh *shape) matchLine(lt morse.LineText) (bool, *LineError) {
 	if !sh.valid || !sh.line {
 		return false, nil
 	}
+	if strings.IndexByte(lt.Text, '\\') < 0 && strings.IndexByte(lt.Text, '"') < 0 {
+		return sh.matchPlainLine(lt.Text, lt.Uints)
+	}
 	head, fields := lt.Split()
 	name, tags := splitUnescaped(head, ',')
 	if name != sh.table {
@@ -117,6 +122,59 @@ func (sh *shape) matchLine(lt morse.LineText) (bool, *LineError) {
 		fields = next
 	}
 	return n == len(sh.fields), bad
+}
+
+// matchPlainLine is matchLine for text without backslashes and quotes, as most is: there
+// every comma, equals sign and space separates, and no key holds one. So a key of the shape
+// is at i when the text there starts with it and an equals sign follows, which compares
+// whole words; only the values are read byte by byte, to find where they end.
+func (sh *shape) matchPlainLine(text string, uints bool) (bool, *LineError) {
+	i := len(sh.table)
+	if !strings.HasPrefix(text, sh.table) || i < len(text) && text[i] != ',' && text[i] != ' ' {
+		return false, nil
+	}
+	for _, key := range sh.tags {
+		if i == len(text) || text[i] != ',' {
+			return false, nil
+		}
+		if i = keyAt(text, i+1, key); i < 0 {
+			return false, nil
+		}
+		for i < len(text) && text[i] != ',' && text[i] != ' ' {
+			i++
+		}
+	}
+	if i == len(text) || text[i] != ' ' {
+		return false, nil // more tags, or no fields
+	}
+	var bad *LineError
+	for k, key := range sh.fields {
+		if i = keyAt(text, i+1, key); i < 0 {
+			return false, nil
+		}
+		start := i
+		for i < len(text) && text[i] != ',' {
+			i++
+		}
+		value := text[start:i]
+		if sh.types[k] != textType(value) {
+			return false, nil
+		}
+		if err := checkValueText(value, uints); err != nil && bad == nil {
+			bad = valueError(key, err)
+		}
+	}
+	return i == len(text), bad
+}
+
+// keyAt returns where the value after key starts when text holds key and an equals sign at
+// i, and -1 otherwise.
+func keyAt(text string, i int, key string) int {
+	end := i + len(key)
+	if end >= len(text) || text[end] != '=' || text[i:end] != key {
+		return -1
+	}
+	return end + 1
 }
 
 // record makes m, which passed every check, the shape.

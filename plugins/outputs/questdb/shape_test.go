@@ -54,6 +54,14 @@ func TestShapeSameVerdicts(t *testing.T) {
 		line(`cpu,host=c,v=x v=2`, false),                     // a tag and a field share a name
 		line(`cpu\,x,host=c v=2`, false),                      // an escaped table name
 		line(`cpu\,x,host=d v=3`, false),
+		line(`cpu,host=a v=1,n=2i`, false),
+		line(`cpu host=a,v=1,n=2i`, false),      // the tag's key as a field: a new shape
+		line(`cpu,host=a,v=1 n=2i`, false),      // a field's key as a tag
+		line(`cpu,host=a v=1`, false),           // fewer fields
+		line(`cpu,host=a v=1,n=2i,m=3i`, false), // more fields
+		line(`cpu,host=a=b v=1,n=2i`, false),    // an equals sign in a tag value
+		line(`cpux,host=a v=1,n=2i`, false),     // a longer table name
+		line(`cpu,host=a,dc=x v=1,n=2i`, false), // one more tag
 		metric("cpu", host, morse.Field{Key: "v", Value: morse.Float(1)}),
 		metric("cpu", host, morse.Field{Key: "v", Value: morse.Float(2)}),
 		metric("cpu", host, morse.Field{Key: "v", Value: morse.Uint(math.MaxUint64)}),
