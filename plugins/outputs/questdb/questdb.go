@@ -153,8 +153,14 @@ func (o *QuestDB) Validate() error {
 	var errs []error
 	if s, err := o.resolve(); err != nil {
 		errs = append(errs, err)
-	} else if !s.tls && o.Config.Configured() {
-		errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
+	} else {
+		if !s.tls && o.Config.Configured() {
+			errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
+		}
+		// A write over TCP waits for the batch before it to be confirmed, within the timeout.
+		if !s.http && s.timeout > 0 && time.Duration(o.TCPConfirmDelay) >= s.timeout {
+			errs = append(errs, morse.Errorf("tcp_confirm_delay", "must be shorter than the timeout (%s), within which a write over TCP waits for it", s.timeout))
+		}
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, morse.Errorf("timeout", "must not be negative, got %s", o.Timeout))
