@@ -7,6 +7,7 @@ package kafka
 
 import (
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 // ClientConfig is the part of a Kafka plugin's config that sets up the connection. Embed it;
@@ -42,7 +44,9 @@ type ClientConfig struct {
 	MetadataRetryMaxDuration morse.Duration `toml:"metadata_retry_max_duration"`
 
 	SASLConfig
-	TLSConfig
+	// Config is the client TLS, Telegraf's tls_* keys; enable_tls, when set, decides
+	// whether TLS is on.
+	tlsclient.Config
 	Socks5Config
 
 	// Certificate, Key and CA are Telegraf's deprecated names of tls_cert, tls_key and
@@ -70,7 +74,7 @@ func (c *ClientConfig) Validate() error {
 	}
 	c.legacyTLS()
 	errs = append(errs, c.SASLConfig.validate()...)
-	errs = append(errs, c.TLSConfig.validate()...)
+	errs = append(errs, c.Config.Validate())
 	errs = append(errs, c.Socks5Config.validate()...)
 	return errors.Join(errs...)
 }
@@ -79,7 +83,7 @@ func (c *ClientConfig) Validate() error {
 // Telegraf does when certificate is set.
 func (c *ClientConfig) legacyTLS() {
 	if c.Certificate != "" {
-		c.TLSCert, c.TLSKey, c.TLSCA = c.Certificate, c.Key, c.CA
+		c.Config.Cert, c.Config.Key, c.Config.CA = c.Certificate, c.Key, c.CA
 	}
 }
 
@@ -102,7 +106,24 @@ func (c *ClientConfig) Warnings() []string {
 	if c.Certificate != "" || c.Key != "" || c.CA != "" {
 		w = append(w, "certificate, key and ca are deprecated: use tls_cert, tls_key and tls_ca")
 	}
-	return append(w, c.TLSConfig.warnings()...)
+	return w
+}
+
+// tlsConfig is the TLS to the brokers, nil when it is off: enable_tls decides when set,
+// else whether any tls_* key asks for TLS.
+func (c *ClientConfig) tlsConfig() (*tls.Config, error) {
+	on := c.Config.Configured()
+	if c.EnableTLS != nil {
+		on = *c.EnableTLS
+	}
+	if !on {
+		return nil, nil
+	}
+	cfg, err := c.Config.TLSConfig()
+	if err == nil && cfg == nil { // enable_tls alone: verified defaults, at least TLS 1.2
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return cfg, err
 }
 
 // Options returns the franz-go client options for these settings and brokers; log receives
@@ -118,7 +139,7 @@ func (c *ClientConfig) Options(brokers []string, log *slog.Logger) ([]kgo.Opt, e
 	if fn := c.backoff(); fn != nil {
 		opts = append(opts, kgo.RetryBackoffFn(fn))
 	}
-	tlsCfg, err := c.TLSConfig.config(c.EnableTLS)
+	tlsCfg, err := c.tlsConfig()
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 func TestValidTopic(t *testing.T) {
@@ -62,8 +63,8 @@ func TestOptions(t *testing.T) {
 			c.Socks5Enabled, c.Socks5Address, c.Socks5Username = true, "127.0.0.1:1080", "u"
 		}, ""},
 		{"keep-alive", func(c *ClientConfig) { d := morse.Duration(time.Second); c.KeepAlivePeriod = &d }, ""},
-		{"missing CA file", func(c *ClientConfig) { c.TLSCA = filepath.Join(t.TempDir(), "none.pem") }, "tls_ca"},
-		{"legacy key pair", func(c *ClientConfig) { c.Certificate, c.Key = "c.pem", "k.pem" }, "tls_cert/tls_key"},
+		{"missing CA file", func(c *ClientConfig) { c.Config.CA = filepath.Join(t.TempDir(), "none.pem") }, "tls_ca"},
+		{"legacy key pair", func(c *ClientConfig) { c.Certificate, c.Key = "c.pem", "k.pem" }, "tls_cert"},
 		{"sasl version", func(c *ClientConfig) { v := 2; c.SASLVersion = &v }, "sasl_version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,12 +95,12 @@ func TestTLSSwitch(t *testing.T) {
 		tls  bool
 	}{
 		{"nothing set", ClientConfig{}, false},
-		{"a tls option turns it on", ClientConfig{TLSConfig: TLSConfig{InsecureSkipVerify: true}}, true},
+		{"a tls option turns it on", ClientConfig{Config: tlsclient.Config{InsecureSkipVerify: true}}, true},
 		{"enable_tls", ClientConfig{EnableTLS: &on}, true},
-		{"enable_tls off wins", ClientConfig{EnableTLS: &off, TLSConfig: TLSConfig{ServerName: "x"}}, false},
-		{"tls_enable", ClientConfig{TLSConfig: TLSConfig{TLSEnable: &on}}, true},
+		{"enable_tls off wins", ClientConfig{EnableTLS: &off, Config: tlsclient.Config{ServerName: "x"}}, false},
+		{"tls_enable", ClientConfig{Config: tlsclient.Config{Enable: &on}}, true},
 	} {
-		cfg, err := tc.c.TLSConfig.config(tc.c.EnableTLS)
+		cfg, err := tc.c.tlsConfig()
 		require.NoError(t, err, tc.name)
 		require.Equal(t, tc.tls, cfg != nil, tc.name)
 	}
@@ -108,7 +109,7 @@ func TestTLSSwitch(t *testing.T) {
 func TestWarnings(t *testing.T) {
 	full, zero := true, 0
 	c := &ClientConfig{Version: "2.0.0", MetadataFull: &full, MetadataRetryMax: 3, CA: "ca.pem",
-		SASLConfig: SASLConfig{SASLVersion: &zero}, TLSConfig: TLSConfig{TLSCipherSuites: []string{"x"}, TLSRenegotiation: "freely"}}
-	require.Len(t, c.Warnings(), 7)
+		SASLConfig: SASLConfig{SASLVersion: &zero}}
+	require.Len(t, c.Warnings(), 5)
 	require.Empty(t, (&ClientConfig{}).Warnings())
 }

@@ -35,10 +35,11 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, "identity", o.ContentEncoding)
 	require.False(t, o.SkipDatabaseCreation)
 	require.False(t, o.InsecureSkipVerify)
-	cfg, err := TLSOptions{CA: ""}.Config()
+	cfg, err := o.Config.TLSConfig()
 	require.NoError(t, err)
 	require.Nil(t, cfg, "no TLS option: Go's verified defaults")
-	cfg, err = TLSOptions{ServerName: "db.example"}.Config()
+	o.ServerName = "db.example"
+	cfg, err = o.Config.TLSConfig()
 	require.NoError(t, err)
 	require.False(t, cfg.InsecureSkipVerify)
 	require.EqualValues(t, 0x0303, cfg.MinVersion, "TLS 1.2 at least")
@@ -67,7 +68,7 @@ func TestSampleConfigLoads(t *testing.T) {
 	// Every commented option, uncommented, is a known key with a valid value.
 	option := regexp.MustCompile(`(?m)^  # ([a-z_]+ = .*)$`)
 	all := option.ReplaceAllString(sampleConfig, "  $1")
-	require.Len(t, option.FindAllString(sampleConfig, -1), 22, "every option but the deprecated url, precision and udp_payload")
+	require.Len(t, option.FindAllString(sampleConfig, -1), 23, "every option but the deprecated url, precision and udp_payload")
 	o, err = load(t, all)
 	require.NoError(t, err)
 	require.Equal(t, "gzip", o.ContentEncoding)

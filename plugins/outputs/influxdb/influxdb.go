@@ -9,6 +9,7 @@ package influxdb
 
 import (
 	"context"
+	"crypto/tls"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -16,13 +17,14 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
@@ -72,7 +74,7 @@ type InfluxDB struct {
 	InfluxUintSupport         bool              `toml:"influx_uint_support"`
 	InfluxOmitTimestamp       bool              `toml:"influx_omit_timestamp"`
 	LocalAddress              string            `toml:"local_address"` // bind connections to this IP (and port)
-	TLSOptions
+	tlsclient.Config
 
 	// Accepted so that Telegraf configs keep loading: Telegraf itself ignores precision,
 	// and udp_payload means nothing without a udp:// URL, which morse refuses.
@@ -161,8 +163,8 @@ func (o *InfluxDB) Validate() error {
 			errs = append(errs, morse.Errorf("urls", "entry %d: %v", i+1, err))
 		}
 	}
-	if _, err := localTCPAddr(o.LocalAddress); err != nil {
-		errs = append(errs, morse.Errorf("local_address", "%v", err))
+	if err := o.transportOptions(nil).Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Database == "" {
 		// Also with database_tag: it is where metrics without the tag go.
@@ -173,25 +175,12 @@ func (o *InfluxDB) Validate() error {
 	default:
 		errs = append(errs, morse.Errorf("write_consistency", "%q: must be \"any\", \"one\", \"quorum\" or \"all\"", o.WriteConsistency))
 	}
-	if o.Timeout < 0 {
-		errs = append(errs, morse.Errorf("timeout", "must not be negative, got %s", o.Timeout))
+	if err := httpclient.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
+		errs = append(errs, err)
 	}
-	switch o.ContentEncoding {
-	case "", "identity", "gzip":
-	default:
-		errs = append(errs, morse.Errorf("content_encoding", "%q: must be \"gzip\" or \"identity\"", o.ContentEncoding))
+	if err := o.Config.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if o.HTTPProxy != "" {
-		if _, err := url.Parse(o.HTTPProxy); err != nil {
-			errs = append(errs, morse.Errorf("http_proxy", "%v", err))
-		}
-	}
-	for k := range o.HTTPHeaders {
-		if k == "" || strings.ContainsAny(k, " :\r\n") {
-			errs = append(errs, morse.Errorf("http_headers", "%q is not a valid header name", k))
-		}
-	}
-	errs = append(errs, o.TLSOptions.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -240,25 +229,25 @@ func (o *InfluxDB) Connect(ctx context.Context) error {
 	return nil
 }
 
+// transportOptions are the options of the HTTP transport to every URL.
+func (o *InfluxDB) transportOptions(tlsCfg *tls.Config) httpclient.Options {
+	return httpclient.Options{TLS: tlsCfg, Proxy: o.HTTPProxy, LocalAddress: o.LocalAddress}
+}
+
 // setup builds what Connect needs; it is also what a Write before Connect gets.
 func (o *InfluxDB) setup() error {
-	tlsCfg, err := o.TLSOptions.Config()
+	tlsCfg, err := o.Config.TLSConfig()
 	if err != nil {
 		return err
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg
-	if local, err := localTCPAddr(o.LocalAddress); err != nil {
-		return morse.Errorf("local_address", "%v", err)
-	} else if local != nil {
-		tr.DialContext = localDialer(local).DialContext
-	}
-	if o.HTTPProxy != "" {
-		p, err := url.Parse(o.HTTPProxy)
-		if err != nil {
-			return morse.Errorf("http_proxy", "%v", err)
+	for _, s := range o.urls() {
+		if u, _ := parseURL(s); o.Config.Disabled() && u != nil && u.Scheme == "https" {
+			return morse.Errorf("tls_enable", "is false, but %s asks for https", u.Redacted())
 		}
-		tr.Proxy = http.ProxyURL(p)
+	}
+	tr, err := httpclient.NewTransport(o.transportOptions(tlsCfg))
+	if err != nil {
+		return err
 	}
 	if o.client != nil {
 		o.client.CloseIdleConnections()
@@ -296,3 +285,6 @@ func (o *InfluxDB) Close() error {
 	}
 	return nil
 }
+
+// timeoutOf converts a config duration.
+func timeoutOf(d morse.Duration) time.Duration { return time.Duration(d) }

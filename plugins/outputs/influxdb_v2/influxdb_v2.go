@@ -14,14 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
@@ -139,28 +138,11 @@ func (o *InfluxDBv2) Validate() error {
 			errs = append(errs, morse.Errorf("urls", "entry %d: %v", i+1, err))
 		}
 	}
-	if o.Timeout < 0 {
-		errs = append(errs, morse.Errorf("timeout", "must not be negative, got %s", o.Timeout))
+	if err := httpclient.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
+		errs = append(errs, err)
 	}
-	switch o.ContentEncoding {
-	case "", "identity", "gzip":
-	default:
-		errs = append(errs, morse.Errorf("content_encoding", "%q: must be \"gzip\" or \"identity\"", o.ContentEncoding))
-	}
-	if o.HTTPProxy != "" {
-		if u, err := url.Parse(o.HTTPProxy); err != nil || u.Host == "" {
-			errs = append(errs, morse.Errorf("http_proxy", "%q is not a proxy URL", o.HTTPProxy))
-		}
-	}
-	if o.LocalAddress != "" {
-		if _, err := localAddr(o.LocalAddress); err != nil {
-			errs = append(errs, morse.Errorf("local_address", "%v", err))
-		}
-	}
-	for k := range o.HTTPHeaders {
-		if k == "" || strings.ContainsAny(k, " :\r\n") {
-			errs = append(errs, morse.Errorf("http_headers", "%q is not a valid header name", k))
-		}
+	if err := o.transportOptions(nil).Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.PingTimeout < 0 || o.ReadIdleTimeout < 0 {
 		errs = append(errs, morse.Errorf("ping_timeout", "ping_timeout and read_idle_timeout must not be negative"))
@@ -205,15 +187,6 @@ func redactURL(u *url.URL) string {
 	c := *u
 	c.User = nil
 	return c.String()
-}
-
-// localAddr reads local_address: an IP, optionally with a port.
-func localAddr(s string) (*net.TCPAddr, error) {
-	host, port := s, "0"
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		host, port = h, p
-	}
-	return net.ResolveTCPAddr("tcp", net.JoinHostPort(host, port))
 }
 
 // Init builds the HTTP clients, so that a TLS file that cannot be read stops the agent at

@@ -11,7 +11,16 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
 )
+
+// transportOptions are the options of the HTTP transport to every URL.
+func (o *InfluxDBv2) transportOptions(tlsCfg *tls.Config) httpclient.Options {
+	return httpclient.Options{
+		TLS: tlsCfg, Proxy: o.HTTPProxy, LocalAddress: o.LocalAddress,
+		ReadIdleTimeout: time.Duration(o.ReadIdleTimeout), PingTimeout: time.Duration(o.PingTimeout),
+	}
+}
 
 // target is one configured URL with the client that reaches it.
 type target struct {
@@ -27,34 +36,12 @@ type target struct {
 // newTarget builds the client of one URL. Timeouts are set per attempt with a context, so
 // that failover to the next URL gets a fresh one.
 func (o *InfluxDBv2) newTarget(u *url.URL, tlsCfg *tls.Config) (*target, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg
 	if o.Config.Disabled() && u.Scheme == "https" {
 		return nil, morse.Errorf("tls_enable", "is false, but %s asks for https", redactURL(u))
 	}
-	if o.HTTPProxy != "" {
-		p, err := url.Parse(o.HTTPProxy)
-		if err != nil {
-			return nil, morse.Errorf("http_proxy", "%v", err)
-		}
-		tr.Proxy = http.ProxyURL(p)
-	}
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	if o.LocalAddress != "" {
-		la, err := localAddr(o.LocalAddress)
-		if err != nil {
-			return nil, morse.Errorf("local_address", "%v", err)
-		}
-		dialer.LocalAddr = la
-	}
-	tr.DialContext = dialer.DialContext
-	if o.PingTimeout > 0 || o.ReadIdleTimeout > 0 {
-		// Go's HTTP/2 health check: a ping after read_idle_timeout of silence, and the
-		// connection closed when no answer comes within ping_timeout.
-		tr.HTTP2 = &http.HTTP2Config{
-			SendPingTimeout: time.Duration(o.ReadIdleTimeout),
-			PingTimeout:     time.Duration(o.PingTimeout),
-		}
+	tr, err := httpclient.NewTransport(o.transportOptions(tlsCfg))
+	if err != nil {
+		return nil, err
 	}
 	t := &target{client: &http.Client{Transport: tr}}
 	endpoint := u.JoinPath("api", "v2", "write")

@@ -38,9 +38,9 @@ func TestValidate(t *testing.T) {
 		{"sasl mechanism", func(k *Kafka) { k.SASLMechanism = "GSSAPI" }, "sasl_mechanism"},
 		{"sasl user", func(k *Kafka) { k.SASLMechanism = "SCRAM-SHA-256" }, "sasl_username"},
 		{"oauth token", func(k *Kafka) { k.SASLMechanism = "OAUTHBEARER" }, "sasl_access_token"},
-		{"tls pair", func(k *Kafka) { k.TLSCert = "c.pem" }, "tls_cert"},
-		{"tls version", func(k *Kafka) { k.TLSMinVersion = "TLS11" }, "tls_min_version"},
-		{"key password", func(k *Kafka) { k.TLSKeyPwd = "x" }, "tls_key_pwd"},
+		{"tls pair", func(k *Kafka) { k.Cert = "c.pem" }, "tls_cert"},
+		{"tls version", func(k *Kafka) { k.MinVersion = "TLS11" }, "tls_min_version"},
+		{"key password", func(k *Kafka) { k.KeyPassword = "x" }, "tls_key_pwd"},
 		{"socks5", func(k *Kafka) { k.Socks5Enabled = true }, "socks5_address"},
 		{"retry type", func(k *Kafka) { k.MetadataRetryType = "linear" }, "metadata_retry_type"},
 		{"a suffix makes any topic prefix valid", func(k *Kafka) { k.Topic, k.TopicSuffix.Method = "", "measurement" }, ""},
@@ -64,10 +64,10 @@ func TestWarnings(t *testing.T) {
 	var logs bytes.Buffer
 	k := New()
 	k.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
-	k.Version, k.MetricNameHeader, k.TLSCipherSuites = "2.8.0", "metric", []string{"x"}
+	k.Version, k.MetricNameHeader = "2.8.0", "metric"
 	require.NoError(t, k.Validate())
 	require.NoError(t, k.Init())
-	for _, want := range []string{"version is not needed", "metric_name_header is deprecated", "tls_cipher_suites has no effect"} {
+	for _, want := range []string{"version is not needed", "metric_name_header is deprecated"} {
 		require.Contains(t, logs.String(), want)
 	}
 	require.Len(t, k.headerTmpl, 1)
@@ -298,7 +298,7 @@ func TestTelegrafConfig(t *testing.T) {
 	require.Equal(t, []string{"k1:9092", "k2:9092"}, k.Brokers)
 	require.Equal(t, TopicSuffix{Method: "tags", Keys: []string{"foo", "bar"}, Separator: "_"}, k.TopicSuffix)
 	require.Equal(t, []any{"SCRAM-SHA-512", morse.Secret("p"), "/etc/ca.pem", true, "json", morse.Duration(time.Millisecond)},
-		[]any{k.SASLMechanism, k.SASLPassword, k.TLSCA, k.Socks5Enabled, k.DataFormat, k.JSONTimestampUnits})
+		[]any{k.SASLMechanism, k.SASLPassword, k.Config.CA, k.Socks5Enabled, k.DataFormat, k.JSONTimestampUnits})
 	require.Equal(t, morse.Duration(15*time.Second), *k.KeepAlivePeriod)
 	require.Len(t, k.Headers, 2)
 }

@@ -53,7 +53,7 @@ func testLogins(t *testing.T, srv *testserver.Kafka) {
 					k.Topic, k.SASLMechanism = "secure", mech
 					k.SASLUsername, k.SASLPassword = testserver.KafkaAdmin, "admin-secret"
 					if overTLS {
-						k.TLSCA = srv.CAFile()
+						k.Config.CA = srv.CAFile()
 					}
 				})
 				require.NoError(t, write(t, k, one(1)))
@@ -63,7 +63,7 @@ func testLogins(t *testing.T, srv *testserver.Kafka) {
 
 	t.Run("TLS client certificate", func(t *testing.T) {
 		k := connect(t, srv.TLSAddr(), func(k *Kafka) {
-			k.Topic, k.TLSCA, k.TLSCert, k.TLSKey = "secure", srv.CAFile(), srv.ClientCertFile(), srv.ClientKeyFile()
+			k.Topic, k.Config.CA, k.Config.Cert, k.Config.Key = "secure", srv.CAFile(), srv.ClientCertFile(), srv.ClientKeyFile()
 		})
 		require.NoError(t, write(t, k, one(2)))
 	})

@@ -16,6 +16,7 @@ type scratch struct {
 	groups  []group // the batch split by table
 	byTable map[string]int
 	keys    []string // validation scratch
+	shape   shape
 	dropped LineErrors
 }
 
@@ -42,6 +43,7 @@ func (s *scratch) reset() {
 	}
 	s.groups = s.groups[:0]
 	clear(s.byTable)
+	s.shape.reset()
 }
 
 // drop records that batch[idx] was refused.
@@ -64,11 +66,7 @@ func (o *QuestDB) serialize(s *scratch, batch []morse.Metric, idx []int, sch *sc
 			i = idx[k]
 		}
 		m := batch[i]
-		e := checkMetric(m, o.set.maxNameLen, &s.keys)
-		if e == nil && sch != nil {
-			e = sch.check(m)
-		}
-		if e != nil {
+		if e := s.shape.check(m, o.set.maxNameLen, &s.keys, sch); e != nil {
 			s.drop(i, e)
 			continue
 		}
@@ -78,7 +76,9 @@ func (o *QuestDB) serialize(s *scratch, batch []morse.Metric, idx []int, sch *sc
 			s.drop(i, &LineError{Reason: morse.ReasonSerialize, Err: err})
 			continue
 		}
-		s.text = escapeBreaks(s.text, start)
+		if mayBreak(m) {
+			s.text = escapeBreaks(s.text, start)
+		}
 		s.lines = append(s.lines, line{idx: i, start: start, end: len(s.text)})
 	}
 }
@@ -106,12 +106,33 @@ func escapeBreaks(text []byte, start int) []byte {
 	return text[:start+n]
 }
 
+// mayBreak reports whether m's line may hold a bare line break: only a string value can.
+func mayBreak(m morse.Metric) bool {
+	if lt, ok := m.Line(); ok {
+		return strings.IndexByte(lt.Text, '"') >= 0
+	}
+	for _, f := range m.Fields() {
+		if f.Value.Type() == morse.TypeString {
+			return true
+		}
+	}
+	return false
+}
+
 // groupByTable splits the batch by measurement, keeping batch order within each table.
-// A line metric's name is read from its text, so it is not expanded.
+// A line metric's name is read from its text, so it is not expanded. Metrics of one table
+// mostly come in runs, so the map is only consulted when the table changes.
 func (s *scratch) groupByTable(batch []morse.Metric) []group {
+	last, g := "", -1
 	for i, m := range batch {
 		table := tableKey(m)
-		g, ok := s.byTable[table]
+		if g >= 0 && table == last {
+			s.groups[g].idx = append(s.groups[g].idx, i)
+			continue
+		}
+		var ok bool
+		g, ok = s.byTable[table]
+		last = table
 		if !ok {
 			g = len(s.groups)
 			s.byTable[table] = g

@@ -39,6 +39,7 @@ func newOutput(t testing.TB, q *testserver.QuestDB, protocol string, set ...func
 	o.Addr = q.HTTPAddr()
 	if protocol == "tcp" {
 		o.Addr = q.ILPAddr()
+		o.TCPConfirmDelay = morse.Duration(testDelay) // the servers run with tcpServerProps
 	}
 	for _, f := range set {
 		f(o)

@@ -10,13 +10,16 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 // setupHTTP builds the client for ILP over HTTP; o.mu is held.
 func (o *QuestDB) setupHTTP(s settings, tlsCfg *tls.Config) error {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tlsCfg
+	tr, err := httpclient.NewTransport(httpclient.Options{TLS: tlsCfg})
+	if err != nil {
+		return err
+	}
 	tr.MaxIdleConnsPerHost = 8 // enough for the concurrent writes and their tables
 	o.client = &http.Client{Transport: tr}
 	scheme := "http"

@@ -83,6 +83,10 @@ type QuestDB struct {
 	// and sent again if the connection turns out closed (see tcpwrite.go). 0 takes a batch
 	// as stored once its bytes are acknowledged.
 	TCPConfirmDelay morse.Duration `toml:"tcp_confirm_delay"`
+	// TCPUnconfirmedBatches is how many batches may be written over TCP before the oldest
+	// is confirmed; it is also the most that a reconnect sends again, so the most that
+	// QuestDB may store twice. 1 by default.
+	TCPUnconfirmedBatches int `toml:"tcp_unconfirmed_batches"`
 	// UserAgent is sent with every HTTP request.
 	UserAgent string `toml:"user_agent"`
 	tlsclient.Config
@@ -103,11 +107,12 @@ type QuestDB struct {
 // New returns an output with QuestDB's client defaults.
 func New() *QuestDB {
 	return &QuestDB{
-		Timeout:         morse.Duration(DefaultTimeout),
-		MinThroughput:   DefaultMinThroughput,
-		MaxNameLen:      DefaultMaxNameLen,
-		TCPConfirmDelay: morse.Duration(DefaultTCPConfirmDelay),
-		UserAgent:       "morse",
+		Timeout:               morse.Duration(DefaultTimeout),
+		MinThroughput:         DefaultMinThroughput,
+		MaxNameLen:            DefaultMaxNameLen,
+		TCPConfirmDelay:       morse.Duration(DefaultTCPConfirmDelay),
+		TCPUnconfirmedBatches: 1,
+		UserAgent:             "morse",
 	}
 }
 
@@ -148,8 +153,14 @@ func (o *QuestDB) Validate() error {
 	var errs []error
 	if s, err := o.resolve(); err != nil {
 		errs = append(errs, err)
-	} else if !s.tls && o.Config.Configured() {
-		errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
+	} else {
+		if !s.tls && o.Config.Configured() {
+			errs = append(errs, morse.Errorf("protocol", "tls_* options need protocol \"https\" or \"tcps\""))
+		}
+		// A write over TCP waits for the batch before it to be confirmed, within the timeout.
+		if !s.http && s.timeout > 0 && time.Duration(o.TCPConfirmDelay) >= s.timeout {
+			errs = append(errs, morse.Errorf("tcp_confirm_delay", "must be shorter than the timeout (%s), within which a write over TCP waits for it", s.timeout))
+		}
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, morse.Errorf("timeout", "must not be negative, got %s", o.Timeout))
@@ -162,6 +173,9 @@ func (o *QuestDB) Validate() error {
 	}
 	if o.TCPConfirmDelay < 0 {
 		errs = append(errs, morse.Errorf("tcp_confirm_delay", "must not be negative"))
+	}
+	if o.TCPUnconfirmedBatches < 0 {
+		errs = append(errs, morse.Errorf("tcp_unconfirmed_batches", "must not be negative (0 means 1)"))
 	}
 	errs = append(errs, o.Config.Validate())
 	return errors.Join(errs...)
@@ -212,7 +226,7 @@ func (o *QuestDB) setup() error {
 	if s.http {
 		return o.setupHTTP(s, tlsCfg)
 	}
-	o.tcp = newTCPSender(s, tlsCfg, time.Duration(o.TCPConfirmDelay), o.logger())
+	o.tcp = newTCPSender(s, tlsCfg, time.Duration(o.TCPConfirmDelay), o.TCPUnconfirmedBatches, o.logger())
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 // TestRealQuestDB runs every scenario against one real QuestDB 9.1.0, over HTTP and TCP,
 // then restarts it under a TCP stream. Each scenario writes tables of its own.
 func TestRealQuestDB(t *testing.T) {
-	q := testserver.StartQuestDB(t, testserver.QuestDBOptions{})
+	q := testserver.StartQuestDB(t, testserver.QuestDBOptions{Props: tcpServerProps})
 	for _, p := range protocols {
 		t.Run(p, func(t *testing.T) {
 			t.Run("written is queryable with its types", func(t *testing.T) { testTypes(t, q, p) })
@@ -26,6 +26,7 @@ func TestRealQuestDB(t *testing.T) {
 		})
 	}
 	t.Run("tcp/a batch QuestDB refuses", func(t *testing.T) { testPoisonBatch(t, q) })
+	t.Run("tcp/a bad line mid-flood", func(t *testing.T) { testBadLineMidFlood(t, q) })
 	t.Run("tcp/restart mid-stream loses nothing", func(t *testing.T) { testRestartLosesNothing(t, q) })
 }
 

@@ -129,9 +129,13 @@ func sign(key *ecdsa.PrivateKey, challenge []byte) (string, error) {
 	return base64.StdEncoding.EncodeToString(sig), nil
 }
 
+// disconnect closes the connection; what the window holds is no longer on one.
 func (t *tcpSender) disconnect() {
 	if t.conn != nil {
 		_ = t.conn.Close()
 	}
 	t.conn, t.tcp = nil, nil
+	for _, b := range t.window {
+		b.live = false
+	}
 }

@@ -17,47 +17,48 @@ import (
 // ILP over TCP has no answers: QuestDB reads lines until one is bad, then closes the
 // connection; it stores the lines before the bad one and drops the rest, including every
 // line still in flight. A graceful restart loses what the server had read but not yet
-// committed (QuestDB 9.1.0 commits rows read over TCP within about 300 to 600 ms when idle,
-// later under load). So a write that went out without error proves nothing yet, and QuestDB
-// 9.1.0 was seen to take from 2 to 250 ms to close a connection after a bad line.
+// committed: QuestDB 9.1.0 commits rows read over TCP when line.tcp.commit.interval.default
+// has passed since the table's last commit (checked as lines arrive, and for idle
+// connections every line.tcp.maintenance.job.interval), or once cairo.max.uncommitted.rows
+// are pending. So a write that went out without error proves nothing yet, and QuestDB 9.1.0
+// was seen to take from 2 to 250 ms to close a connection after a bad line.
 //
-// The sender therefore keeps every batch it wrote in a window until it knows the connection
-// survived it: the server has acknowledged all its bytes, tcp_confirm_delay has passed since
-// it was written, and the connection is still open. The check is made before each write.
-// If the connection turns out closed, the sender dials again and sends the window again,
-// oldest first, before anything new. So nothing is lost to a restart or a dropped
-// connection, and what is stored twice is at most what was written in the last
-// tcp_confirm_delay before the close (when batches come further apart than that, at most
-// the last batch). The window is bounded (maxWindowBatches, maxWindowBytes): a write waits
-// for the oldest batch to be confirmed rather than grow it further.
+// A batch is therefore confirmed only once the server has acknowledged all its bytes,
+// tcp_confirm_delay has passed since it was written, and the connection is still open.
+// Until then it is kept, and at most tcp_unconfirmed_batches batches (1 by default) are
+// kept: a write waits for the oldest to be confirmed before it sends a new one. If the
+// connection turns out closed, the sender dials again and sends the kept batches again,
+// oldest first and each alone: it waits for one to be confirmed before it sends the next.
+// So nothing is lost to a restart or a dropped connection, and what may be stored twice
+// after a close is at most the tcp_unconfirmed_batches batches that were kept, one batch
+// by default. The price is throughput: one connection confirms at most
+// tcp_unconfirmed_batches batches per tcp_confirm_delay.
 //
-// If the connection closes again after the window was sent anew, the sender sends it batch
-// by batch, confirming each before the next, to find the batch that QuestDB refuses. A batch
-// that makes QuestDB close a fresh connection maxPoisonResends times holds a line QuestDB
-// refuses (the checks in validate.go and schema.go catch most such lines before they are
-// sent): the sender gives it up and logs it. The lines before the bad one are stored, the
-// rest of that batch is not; QuestDB's log names the line. Over HTTP such a line is found
-// and dropped alone.
+// A close is blamed on a batch when that batch was the only one unconfirmed on the
+// connection, and only once the sender could dial again at once: a server that is down
+// (restarting) is no batch's fault. A batch blamed twice holds a line QuestDB refuses (the
+// checks in validate.go and schema.go catch most such lines before they are sent): the
+// sender gives it up and logs it, having sent it twice, so the lines before the bad one
+// are stored at most twice, and the rest of that batch not at all; QuestDB's log names the
+// line. Over HTTP such a line is found and dropped alone.
 
-// maxPoisonResends is how often a batch is sent again on a fresh connection that QuestDB
-// then closes, before the batch is taken to hold a line QuestDB refuses.
-const maxPoisonResends = 2
+// maxStrikes is how many closes blamed on a batch make the sender give it up.
+const maxStrikes = 2
 
-// The window's bounds.
-const (
-	maxWindowBatches = 256
-	maxWindowBytes   = 64 << 20
-)
+// maxWindowBytes bounds what the kept batches may hold, whatever their number.
+const maxWindowBytes = 64 << 20
 
 var errServerClosed = errors.New("QuestDB closed the ILP/TCP connection")
 
 // sent is a batch written over TCP and not yet confirmed.
 type sent struct {
-	data  []byte
-	at    time.Time // when it was written
-	end   int64     // the connection's byte count just after it
-	cols  []column  // the columns it makes, learned once it is confirmed
-	tries int       // how often it was sent again and the connection closed after it
+	data    []byte
+	at      time.Time // when it was written
+	end     int64     // the connection's byte count just after it
+	live    bool      // whether it was written on the current connection
+	cols    []column  // the columns it makes, learned once it is confirmed
+	blamed  bool      // a close is blamed on it, once the sender can dial again
+	strikes int       // closes blamed on it
 }
 
 // tcpSender owns the connection of ILP over TCP and the batches not yet confirmed.
@@ -65,6 +66,7 @@ type tcpSender struct {
 	set          settings
 	tlsCfg       *tls.Config
 	confirmDelay time.Duration
+	maxBatches   int // tcp_unconfirmed_batches
 	log          *slog.Logger
 
 	mu      sync.Mutex
@@ -81,8 +83,8 @@ type tcpSender struct {
 	givenUp    atomic.Int64 // batches given up as refused by QuestDB
 }
 
-func newTCPSender(s settings, tlsCfg *tls.Config, confirmDelay time.Duration, log *slog.Logger) *tcpSender {
-	return &tcpSender{set: s, tlsCfg: tlsCfg, confirmDelay: confirmDelay, log: log}
+func newTCPSender(s settings, tlsCfg *tls.Config, confirmDelay time.Duration, maxBatches int, log *slog.Logger) *tcpSender {
+	return &tcpSender{set: s, tlsCfg: tlsCfg, confirmDelay: confirmDelay, maxBatches: max(1, maxBatches), log: log}
 }
 
 // writeTCP confirms what it can of the window, then checks and serializes the whole batch
@@ -130,7 +132,7 @@ func (t *tcpSender) push(body []byte) {
 	}
 	b.data = append(b.data[:0], body...)
 	b.cols = append(b.cols[:0], t.schema.staged...)
-	b.at, b.end, b.tries = time.Now(), t.written, 0
+	b.at, b.end, b.live, b.blamed, b.strikes = time.Now(), t.written, true, false, 0
 	t.window = append(t.window, b)
 	t.bytes += len(b.data)
 }
@@ -147,9 +149,9 @@ func (t *tcpSender) pop(confirmed bool) {
 	t.free = append(t.free, b)
 }
 
-// ready leaves an open connection with a window under its bounds: it confirms what it can,
-// waits while the window is full, and reconnects and sends the window again if the
-// connection was closed. t.mu is held.
+// ready leaves an open connection with room in the window: it confirms what it can, waits
+// while the window is full, and reconnects and sends the window again if the connection
+// was closed. t.mu is held.
 func (t *tcpSender) ready(ctx context.Context, deadline time.Time) error {
 	for {
 		if t.conn == nil {
@@ -158,7 +160,7 @@ func (t *tcpSender) ready(ctx context.Context, deadline time.Time) error {
 			}
 		}
 		err := t.confirm()
-		if err == nil && len(t.window) < maxWindowBatches && t.bytes < maxWindowBytes {
+		if err == nil && len(t.window) < t.maxBatches && t.bytes < maxWindowBytes {
 			return nil
 		}
 		if err == nil {
@@ -166,13 +168,22 @@ func (t *tcpSender) ready(ctx context.Context, deadline time.Time) error {
 		}
 		switch {
 		case errors.Is(err, errServerClosed):
-			t.log.Warn("QuestDB closed the ILP/TCP connection; reconnecting to send the unconfirmed batches again",
-				"addr", t.set.addr, "batches", len(t.window))
-			t.disconnect()
+			t.closed()
 		case err != nil:
 			return err
 		}
 	}
+}
+
+// closed handles a connection found closed: it blames the oldest batch if it was the only
+// one unconfirmed on it, and disconnects.
+func (t *tcpSender) closed() {
+	if len(t.window) > 0 {
+		t.log.Warn("QuestDB closed the ILP/TCP connection; reconnecting to send the unconfirmed batches again",
+			"addr", t.set.addr, "batches", len(t.window))
+		t.window[0].blamed = t.window[0].live && (len(t.window) == 1 || !t.window[1].live)
+	}
+	t.disconnect()
 }
 
 // confirm takes out of the window every batch that is confirmed now.
@@ -188,7 +199,7 @@ func (t *tcpSender) confirm() error {
 	now := time.Now()
 	for len(t.window) > 0 {
 		b := t.window[0]
-		if now.Sub(b.at) < t.confirmDelay || b.end > acked {
+		if !b.live || now.Sub(b.at) < t.confirmDelay || b.end > acked {
 			break
 		}
 		t.pop(true)
@@ -218,55 +229,69 @@ func (t *tcpSender) waitOldest(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-// recover dials and sends the window again. When the connection closes again after that,
-// it sends the window batch by batch to find the one QuestDB refuses; see the top of this
-// file.
+// recover dials and sends the window again, oldest first, each batch alone on the
+// connection and confirmed before the next; it returns with the window empty and the
+// connection open, or with an error. See the top of this file.
 func (t *tcpSender) recover(ctx context.Context, deadline time.Time) error {
-	if err := t.dial(ctx, deadline); err != nil {
-		return err
-	}
-	if len(t.window) == 0 {
-		return nil
-	}
-	if err := t.resend(t.window, deadline); err != nil {
-		return err
-	}
-	err := t.drain(ctx, deadline)
-	if !errors.Is(err, errServerClosed) {
-		return err
-	}
-	for len(t.window) > 0 {
-		if err := t.dial(ctx, deadline); err != nil {
+	for {
+		if err := t.redial(ctx, deadline); err != nil {
 			return err
 		}
-		if err := t.resend(t.window[:1], deadline); err != nil {
-			return err
+		if len(t.window) == 0 {
+			return nil
 		}
-		if err := t.drainOne(ctx, deadline); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// resend writes batches again on the fresh connection, as new.
-func (t *tcpSender) resend(batches []*sent, deadline time.Time) error {
-	for _, b := range batches {
+		b := t.window[0]
 		t.resends.Add(1)
 		if err := t.send(b.data, deadline); err != nil {
 			t.disconnect()
 			return err
 		}
-		b.at, b.end = time.Now(), t.written
+		b.at, b.end, b.live = time.Now(), t.written, true
+		err := t.drainOldest(ctx, deadline)
+		switch {
+		case errors.Is(err, errServerClosed):
+			t.closed()
+		case err != nil:
+			return err
+		}
+	}
+}
+
+// redial dials, and then counts a close blamed on the oldest batch, giving it up at the
+// last strike. A dial that fails clears the blame: the server is down, which is no batch's
+// fault.
+func (t *tcpSender) redial(ctx context.Context, deadline time.Time) error {
+	if err := t.dial(ctx, deadline); err != nil {
+		for _, b := range t.window {
+			b.blamed = false
+		}
+		return err
+	}
+	for len(t.window) > 0 && t.window[0].blamed {
+		b := t.window[0]
+		b.blamed = false
+		if b.strikes++; b.strikes < maxStrikes {
+			return nil
+		}
+		t.givenUp.Add(1)
+		t.schema.reset()
+		t.log.Error("QuestDB closed the ILP/TCP connection after a batch each time it was sent: it holds a line that QuestDB refuses. "+
+			"The lines before it may be stored twice, the rest of the batch is lost; QuestDB's log names the line. "+
+			"protocol = \"http\" finds such lines and drops them alone.",
+			"addr", t.set.addr, "bytes", len(b.data), "attempts", b.strikes)
+		t.pop(false)
 	}
 	return nil
 }
 
-// drain waits until the whole window is confirmed or the connection closes.
-func (t *tcpSender) drain(ctx context.Context, deadline time.Time) error {
-	for len(t.window) > 0 {
+// drainOldest waits until the oldest batch is confirmed or the connection closes.
+func (t *tcpSender) drainOldest(ctx context.Context, deadline time.Time) error {
+	for n := len(t.window); len(t.window) == n && n > 0; {
 		if err := t.confirm(); err != nil {
 			return err
+		}
+		if len(t.window) < n {
+			return nil
 		}
 		if err := t.waitOldest(ctx, deadline); err != nil {
 			return err
@@ -275,33 +300,23 @@ func (t *tcpSender) drain(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-// drainOne confirms the oldest batch, alone on a fresh connection, or counts a close against
-// it and gives it up after maxPoisonResends.
-func (t *tcpSender) drainOne(ctx context.Context, deadline time.Time) error {
-	n := len(t.window)
-	for len(t.window) == n {
-		err := t.confirm()
-		if err == nil {
-			err = t.waitOldest(ctx, deadline)
-		}
-		if err == nil {
+// drain waits until the whole window is confirmed, sending it again if the connection
+// closes.
+func (t *tcpSender) drain(ctx context.Context, deadline time.Time) error {
+	for len(t.window) > 0 {
+		if t.conn == nil {
+			if err := t.recover(ctx, deadline); err != nil {
+				return err
+			}
 			continue
 		}
-		if !errors.Is(err, errServerClosed) {
+		err := t.drainOldest(ctx, deadline)
+		switch {
+		case errors.Is(err, errServerClosed):
+			t.closed()
+		case err != nil:
 			return err
 		}
-		t.disconnect()
-		b := t.window[0]
-		if b.tries++; b.tries <= maxPoisonResends {
-			return nil
-		}
-		t.givenUp.Add(1)
-		t.schema.reset()
-		t.log.Error("QuestDB closes the ILP/TCP connection every time a batch is sent again: it holds a line that QuestDB refuses. "+
-			"The lines before it are stored, the rest of the batch is lost; QuestDB's log names the line. "+
-			"protocol = \"http\" finds such lines and drops them alone.",
-			"addr", t.set.addr, "bytes", len(b.data), "attempts", b.tries+1)
-		t.pop(false)
 	}
 	return nil
 }
@@ -316,20 +331,8 @@ func (t *tcpSender) close() error {
 		return nil
 	}
 	ctx := context.Background()
-	deadline := t.deadline(ctx, t.bytes)
-	for len(t.window) > 0 {
-		if t.conn == nil {
-			if err := t.recover(ctx, deadline); err != nil {
-				return fmt.Errorf("questdb: %d batches sent over TCP may not be stored: %w", len(t.window), err)
-			}
-			continue
-		}
-		if err := t.drain(ctx, deadline); err != nil {
-			if !errors.Is(err, errServerClosed) {
-				return fmt.Errorf("questdb: %d batches sent over TCP may not be stored: %w", len(t.window), err)
-			}
-			t.disconnect()
-		}
+	if err := t.drain(ctx, t.deadline(ctx, t.bytes)); err != nil {
+		return fmt.Errorf("questdb: %d batches sent over TCP may not be stored: %w", len(t.window), err)
 	}
 	return nil
 }

@@ -143,6 +143,9 @@ func TestConfigKeys(t *testing.T) {
 		{"token and user", func(o *QuestDB) { o.Token = "t"; o.Username = "u" }, "token:"},
 		{"half a client cert", func(o *QuestDB) { o.Cert = "c.pem" }, "tls_cert"},
 		{"negative delay", func(o *QuestDB) { o.TCPConfirmDelay = -1 }, "tcp_confirm_delay"},
+		{"delay past the timeout", func(o *QuestDB) { o.Protocol = "tcp"; o.TCPConfirmDelay = o.Timeout }, "tcp_confirm_delay: must be shorter"},
+		{"delay past the timeout over http", func(o *QuestDB) { o.TCPConfirmDelay = o.Timeout }, ""},
+		{"negative unconfirmed", func(o *QuestDB) { o.TCPUnconfirmedBatches = -1 }, "tcp_unconfirmed_batches"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

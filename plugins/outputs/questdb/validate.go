@@ -125,7 +125,7 @@ func checkMetric(m morse.Metric, maxLen int, keys *[]string) *LineError {
 			}
 		}
 		if err := checkValue(f.Value); err != nil {
-			return &LineError{Reason: ReasonUnsupportedValue, Err: fmt.Errorf("field %q: %w", f.Key, err)}
+			return valueError(f.Key, err)
 		}
 	}
 	return nil
@@ -139,6 +139,10 @@ func checkValue(v morse.Value) error {
 		return errMinInt
 	}
 	return nil
+}
+
+func valueError(key string, err error) *LineError {
+	return &LineError{Reason: ReasonUnsupportedValue, Err: fmt.Errorf("field %q: %w", key, err)}
 }
 
 func invalidName(what, name string) *LineError {
@@ -176,7 +180,7 @@ func checkLineText(lt morse.LineText, maxLen int, keys *[]string) *LineError {
 		}
 		value, next := fieldValue(rest[min(1, len(rest)):])
 		if err := checkValueText(value, lt.Uints); err != nil {
-			return &LineError{Reason: ReasonUnsupportedValue, Err: fmt.Errorf("field %q: %w", key, err)}
+			return valueError(key, err)
 		}
 		fields = next
 	}
@@ -185,14 +189,22 @@ func checkLineText(lt morse.LineText, maxLen int, keys *[]string) *LineError {
 
 // splitUnescaped cuts s before its first c that no backslash escapes: the part before it,
 // and the rest from c on (empty when there is no such c).
+//
+// It searches with strings.IndexByte, which reads many bytes a step, since most text holds no
+// backslash: a c with no backslash before it is the one.
 func splitUnescaped(s string, c byte) (string, string) {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case c:
+	for from := 0; from < len(s); {
+		i := strings.IndexByte(s[from:], c)
+		if i < 0 {
+			i = len(s)
+		} else {
+			i += from
+		}
+		b := strings.IndexByte(s[from:i], '\\')
+		if b < 0 {
 			return s[:i], s[i:]
 		}
+		from += b + 2 // past the backslash and the byte it escapes
 	}
 	return s, ""
 }

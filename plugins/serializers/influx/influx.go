@@ -296,7 +296,10 @@ func (s *Serializer) appendField(dst []byte, key string, v morse.Value) []byte {
 		// The shortest representation that parses back to the same bits. An integral float
 		// is written without a decimal point ("1", "1e+21"), which InfluxDB reads as a
 		// float, so the type survives.
-		return strconv.AppendFloat(dst, v.Float(), s.floatFmt, -1, 64)
+		if s.floatFmt == 'f' {
+			return strconv.AppendFloat(dst, v.Float(), 'f', -1, 64) // as telegraf --test prints
+		}
+		return appendFloat(dst, v.Float())
 	case morse.TypeInt:
 		return append(strconv.AppendInt(dst, v.Int(), 10), 'i')
 	case morse.TypeUint:
