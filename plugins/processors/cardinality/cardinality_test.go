@@ -131,26 +131,6 @@ func TestTripFromServer(t *testing.T) {
 	require.Contains(t, logs.String(), "calmed down")
 }
 
-func TestParseLimitExceeded(t *testing.T) {
-	tests := []struct {
-		msg              string
-		measurement, key string
-		ok               bool
-	}{
-		{`partial write: max-values-per-tag limit exceeded (100/100): measurement="cpu" tag="id" value="x9" dropped=3`, "cpu", "id", true},
-		{`{"error":"partial write: max-values-per-tag limit exceeded (2/2): measurement=\"m \\\"q\\\"\" tag=\"a,b\" value=\"v\" dropped=1"}`, "", "", false},
-		{`max-values-per-tag limit exceeded (5/5): measurement="m \"q\"" tag="a,b" value="v"`, `m "q"`, "a,b", true},
-		{`partial write: field type conflict: input field "v" on measurement "m" is type string dropped=1`, "", "", false},
-		{`max-values-per-tag limit exceeded (5/5): measurement=m tag="a"`, "", "", false},
-	}
-	for _, tt := range tests {
-		m, k, ok := ParseLimitExceeded(tt.msg)
-		require.Equal(t, tt.ok, ok, tt.msg)
-		require.Equal(t, tt.measurement, m, tt.msg)
-		require.Equal(t, tt.key, k, tt.msg)
-	}
-}
-
 // A line metric that the guard does not change is passed on as text, so that outputs that
 // write text keep their fast path; one it changes is expanded.
 func TestLineMetricsStayText(t *testing.T) {
