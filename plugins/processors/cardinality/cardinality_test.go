@@ -184,3 +184,22 @@ func TestConcurrentApplyAndTrip(t *testing.T) {
 	require.Equal(t, int64(2), stat(reg, "trips"), "id of m0 and of m1")
 	require.Equal(t, int64(1), stat(reg, "server_trips"))
 }
+
+// A value that repeats is counted once per slot: the shortcut for a key whose value did not
+// change since the last metric ends with the slot, so that a value seen all along stays in
+// the window, and a value escaped in line-protocol text counts as the same value expanded.
+func TestRepeatedValueStaysInTheWindow(t *testing.T) {
+	now := t0
+	g, _, _ := newGuard(t, func(g *Guard) {
+		g.Window = morse.Duration(time.Hour)
+		g.Now = func() time.Time { return now }
+	})
+	key := func() *keyState { return g.t.meas["req"].keys["region"] }
+	for range 20 { // five windows, four slots each
+		g.Apply([]morse.Metric{metric("req", "region", "eu west"), metric("req", "region", "eu west")})
+		now = now.Add(15 * time.Minute)
+	}
+	require.InDelta(t, 1, key().win.estimate(), 0.01, "the value is still in the window")
+	g.Apply(plugintest.Parse(t, "req,region=eu\\ west v=1 1\nreq,region=us v=1 1\n", true))
+	require.InDelta(t, 2, key().win.estimate(), 0.01, "the escaped value is the same value")
+}

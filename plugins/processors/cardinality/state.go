@@ -14,12 +14,19 @@ const (
 	modeDeny              // forced: always acted on
 )
 
+// noLast marks a key with no last value.
+const noLast = 0xff
+
 // keyState is what the guard knows about one tag key of one measurement.
 type keyState struct {
 	key  string
 	meas *measurement
 	mode mode
 	win  window
+	// lastVal[:lastLen] is the value counted last in the current slot (see observe);
+	// lastLen is noLast when there is none.
+	lastVal [23]byte
+	lastLen uint8
 
 	tripped   bool  // the action applies to the key
 	byServer  bool  // the last trip came from the database's refusal
@@ -92,7 +99,8 @@ func (t *tracker) key(ms *measurement, key string) *keyState {
 		return ks
 	}
 	key = strings.Clone(key) // as for the measurement's name
-	ks := &keyState{key: key, meas: ms, mode: t.newMode(key), win: newWindow(t.newEpoch()), used: true, ring: len(t.ring)}
+	ks := &keyState{key: key, meas: ms, mode: t.newMode(key), win: newWindow(t.newEpoch()), used: true, ring: len(t.ring),
+		lastLen: noLast}
 	t.ring = append(t.ring, ks)
 	ks.bytes = keyBytes + len(key)
 	if ks.mode == modeDeny {
