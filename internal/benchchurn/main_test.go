@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -72,4 +73,21 @@ func TestReportJSONRoundTrips(t *testing.T) {
 	require.Equal(t, r.Samples, back.Samples)
 	require.FileExists(t, out+".png")
 	require.FileExists(t, out+".md")
+}
+
+func TestReadHeap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "internal.out")
+	var lines strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&lines, "internal_memstats heap_in_use_bytes=%di,heap_alloc_bytes=1i %d\n", (1000+i)*1024, (10+i)*int(time.Second))
+		lines.WriteString("internal_agent metrics_gathered=1i 1\n")
+	}
+	require.NoError(t, os.WriteFile(path, []byte(lines.String()), 0o644))
+	h := readHeap(path)
+	require.Len(t, h, 20)
+	require.Equal(t, heapSample{WallS: 19, HeapInUseKiB: 1019}, h[19])
+	var r report
+	r.setHeap(h)
+	require.Equal(t, int64(1002), r.HeapSecondKiB)
+	require.Equal(t, int64(1018), r.HeapLastKiB)
 }

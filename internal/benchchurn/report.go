@@ -44,7 +44,70 @@ type report struct {
 	TargetPct     float64          `json:"target_pct"`
 	Pass          bool             `json:"pass"`
 	Guard         map[string]int64 `json:"guard"` // internal_cardinality at the end
-	Samples       []sample         `json:"samples"`
+	// The Go heap in use (internal_memstats heap_in_use_bytes), means over the same
+	// tenths: whether the live data grows, as opposed to the runtime's high-water mark.
+	HeapSecondKiB int64        `json:"heap_in_use_second_tenth_kib"`
+	HeapLastKiB   int64        `json:"heap_in_use_last_tenth_kib"`
+	HeapGrowthPct float64      `json:"heap_in_use_growth_pct"`
+	Samples       []sample     `json:"samples"`
+	Heap          []heapSample `json:"heap"`
+}
+
+// heapSample is one internal_memstats reading of the agent.
+type heapSample struct {
+	WallS        float64 `json:"wall_s"`
+	HeapInUseKiB int64   `json:"heap_in_use_kib"`
+}
+
+// setHeap stores the heap readings and their growth between the second and the last tenth.
+func (r *report) setHeap(h []heapSample) {
+	r.Heap = h
+	mean := func(i int) int64 {
+		lo, hi := len(h)*i/10, len(h)*(i+1)/10
+		if hi <= lo {
+			return 0
+		}
+		var sum int64
+		for _, s := range h[lo:hi] {
+			sum += s.HeapInUseKiB
+		}
+		return sum / int64(hi-lo)
+	}
+	r.HeapSecondKiB, r.HeapLastKiB = mean(1), mean(9)
+	if r.HeapSecondKiB > 0 {
+		r.HeapGrowthPct = 100 * float64(r.HeapLastKiB-r.HeapSecondKiB) / float64(r.HeapSecondKiB)
+	}
+}
+
+// readHeap returns the agent's heap_in_use_bytes readings, timed from the first.
+func readHeap(path string) []heapSample {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []heapSample
+	var first time.Time
+	var p influx.Parser
+	p.Parse(data, func(m morse.Metric) {
+		if m.Name() != "internal_memstats" {
+			return
+		}
+		v, ok := m.Field("heap_in_use_bytes")
+		var n int64
+		switch {
+		case ok && v.Type() == morse.TypeInt:
+			n = v.Int()
+		case ok && v.Type() == morse.TypeUint:
+			n = int64(v.Uint())
+		default:
+			return
+		}
+		if first.IsZero() {
+			first = m.Time()
+		}
+		out = append(out, heapSample{WallS: m.Time().Sub(first).Seconds(), HeapInUseKiB: n / 1024})
+	})
+	return out
 }
 
 func newReport(o *options, window time.Duration, samples []sample, f *feeder, delivered int64, guard map[string]int64) *report {
@@ -155,6 +218,8 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| RSS, mean of the last tenth | %.1f MiB |\n", float64(r.RSSLastKiB)/1024)
 	fmt.Fprintf(&b, "| RSS, peak | %.1f MiB |\n", float64(r.RSSPeakKiB)/1024)
 	fmt.Fprintf(&b, "| RSS growth (target < %.0f%%) | %+.2f%% **%s** |\n", r.TargetPct, r.GrowthPct, verdict)
+	fmt.Fprintf(&b, "| Go heap in use, second / last tenth | %.1f / %.1f MiB (%+.2f%%) |\n",
+		float64(r.HeapSecondKiB)/1024, float64(r.HeapLastKiB)/1024, r.HeapGrowthPct)
 	for _, k := range []string{"trips", "metrics_changed", "tags_converted", "keys_tracked", "keys_tripped", "memory_bytes", "keys_evicted"} {
 		fmt.Fprintf(&b, "| guard %s | %d |\n", k, r.Guard[k])
 	}

@@ -44,8 +44,8 @@ func config(listen, sink, internalFile string, window time.Duration) string {
   service_address = %q
 
 [[inputs.internal]]
-  interval = "5s"
-  collect_memstats = false
+  interval = "2s"
+  collect_memstats = true
 
 [[processors.cardinality]]
   namedrop = ["internal*"]
@@ -119,6 +119,7 @@ func (o *options) run(ctx context.Context, stderr io.Writer) (*report, error) {
 	}
 	fmt.Fprintf(stderr, "benchchurn: fed %d metrics, delivered %d\n", f.sent.Load(), delivered)
 	rep := newReport(o, window, samples, f, delivered, readGuardCounters(internalFile))
+	rep.setHeap(readHeap(internalFile))
 	if e := f.lastError.Load(); e != nil {
 		rep.LastFeedError = (*e).Error()
 	}
