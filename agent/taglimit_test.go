@@ -8,6 +8,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // tripRecorder is a processor that records the keys it is told to act on.
@@ -87,6 +88,29 @@ func TestFindGuards(t *testing.T) {
 				got = append(got, "b:"+s)
 			}
 			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// NewAgent links an output to the guard it names, and refuses a config whose output names
+// none.
+func TestNewAgentLinksTheGuard(t *testing.T) {
+	for _, guard := range []string{"g", "missing"} {
+		t.Run(guard, func(t *testing.T) {
+			cfg := config.DefaultConfig()
+			rec := &tripRecorder{}
+			cfg.AddProcessor("cardinality", rec).Common.Alias = "g"
+			out := &reporterOutput{guard: guard}
+			cfg.AddOutput("influxdb", out)
+			_, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+			if guard == "missing" {
+				require.ErrorContains(t, err, `cardinality_guard "missing" names no processor`)
+				require.Nil(t, out.trip)
+				return
+			}
+			require.NoError(t, err)
+			out.trip("m", "id")
+			require.Equal(t, []string{"m.id"}, rec.trips)
 		})
 	}
 }
