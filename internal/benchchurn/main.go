@@ -31,6 +31,7 @@ type options struct {
 	equivalent time.Duration
 	out        string
 	strict     bool
+	rewrite    bool
 	work       workload
 }
 
@@ -50,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.equivalent, "equivalent", 24*time.Hour, "the simulated time the run stands for")
 	fs.StringVar(&o.out, "out", "testdata/bench/churn-soak", "figures go to OUT.json, OUT.md and OUT.png")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when the RSS target is missed")
+	fs.BoolVar(&o.rewrite, "rewrite", false, "rewrite OUT.md and OUT.png from OUT.json, without running")
 	fs.IntVar(&o.work.measurements, "measurements", 4, "measurements")
 	fs.IntVar(&o.work.fixed, "fixed", 100, "fixed identifiers per measurement")
 	fs.IntVar(&o.work.rotating, "rotating", 100, "rotating identifiers per measurement live at a time")
@@ -69,7 +71,11 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return 2
 	}
-	rep, err := o.run(ctx, stderr)
+	run := o.run
+	if o.rewrite {
+		run = func(context.Context, io.Writer) (*report, error) { return readReport(o.out + ".json") }
+	}
+	rep, err := run(ctx, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "benchchurn:", err)
 		return 1

@@ -30,6 +30,7 @@ var (
 	band  = color.RGBA{255, 236, 200, bandAlpha}
 	blue  = color.RGBA{31, 90, 200, 255}
 	grey  = color.RGBA{150, 150, 150, deliveredAlpha}
+	green = color.RGBA{30, 150, 60, 255}
 )
 
 // canvas is an RGBA image with the plot area's mapping.
@@ -119,6 +120,9 @@ func (r *report) plot() ([]byte, error) {
 		mib := float64(p.RSSKiB) / 1024
 		lo, hi = math.Min(lo, mib), math.Max(hi, mib)
 	}
+	for _, h := range r.Heap {
+		lo = math.Min(lo, float64(h.HeapInUseKiB)/1024)
+	}
 	pad := math.Max((hi-lo)*rssHeadroom*5, 1)
 	c.x0, c.x1 = 0, s[len(s)-1].SimH
 	c.y0, c.y1 = math.Max(0, math.Floor(lo-pad)), math.Ceil(hi+pad)
@@ -139,6 +143,14 @@ func (r *report) plot() ([]byte, error) {
 		xa, ya := c.px(s[i-1].SimH, float64(s[i-1].RSSKiB)/1024)
 		xb, yb := c.px(s[i].SimH, float64(s[i].RSSKiB)/1024)
 		c.line(xa, ya, xb, yb, blue)
+	}
+	// The heap is read every few seconds of wall time, which the compression turns into
+	// simulated hours.
+	for i := 1; i < len(r.Heap); i++ {
+		h0, h1 := r.Heap[i-1], r.Heap[i]
+		xa, ya := c.px(h0.WallS*r.Compression/3600, float64(h0.HeapInUseKiB)/1024)
+		xb, yb := c.px(h1.WallS*r.Compression/3600, float64(h1.HeapInUseKiB)/1024)
+		c.line(xa, ya, xb, yb, green)
 	}
 	return encode(c.img)
 }
@@ -163,6 +175,7 @@ func (c *canvas) axes() {
 	c.fill(c.left, c.top, c.left+2, c.bott, black)
 	c.fill(c.left, c.bott, c.right, c.bott+2, black)
 	c.text(c.left, c.top-14-glyphH*fontScale, "AGENT RSS MIB", blue)
+	c.text(c.left+textWidth("AGENT RSS MIB   "), c.top-14-glyphH*fontScale, "GO HEAP IN USE MIB", green)
 	c.text(c.right-textWidth("DELIVERED"), c.top-14-glyphH*fontScale, "DELIVERED", grey)
 	c.text((c.left+c.right-textWidth("SIMULATED HOURS"))/2, plotH-glyphH*fontScale-12, "SIMULATED HOURS", black)
 }
@@ -180,6 +193,6 @@ var glyphs = map[rune][glyphH]uint8{
 	'8': {7, 5, 7, 5, 7}, '9': {7, 5, 7, 1, 7}, '.': {0, 0, 0, 0, 2}, ' ': {},
 	'A': {2, 5, 7, 5, 5}, 'B': {6, 5, 6, 5, 6}, 'D': {6, 5, 5, 5, 6}, 'E': {7, 4, 6, 4, 7},
 	'G': {7, 4, 5, 5, 7}, 'H': {5, 5, 7, 5, 5}, 'I': {7, 2, 2, 2, 7}, 'L': {4, 4, 4, 4, 7},
-	'M': {5, 7, 7, 5, 5}, 'N': {6, 5, 5, 5, 5}, 'O': {7, 5, 5, 5, 7}, 'R': {6, 5, 6, 5, 5},
+	'M': {5, 7, 7, 5, 5}, 'N': {6, 5, 5, 5, 5}, 'O': {7, 5, 5, 5, 7}, 'P': {6, 5, 6, 4, 4}, 'R': {6, 5, 6, 5, 5},
 	'S': {7, 4, 7, 1, 7}, 'T': {7, 2, 2, 2, 2}, 'U': {5, 5, 5, 5, 7}, 'V': {5, 5, 5, 5, 2},
 }

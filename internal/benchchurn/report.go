@@ -132,6 +132,36 @@ func newReport(o *options, window time.Duration, samples []sample, f *feeder, de
 	return r
 }
 
+// readReport loads a report that write stored.
+func readReport(path string) (*report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// tenths lists the mean of each tenth of xs, in MiB.
+func tenths[T any](xs []T, kib func(T) int64) string {
+	var parts []string
+	for i := range 10 {
+		lo, hi := len(xs)*i/10, len(xs)*(i+1)/10
+		if hi <= lo {
+			continue
+		}
+		var sum int64
+		for _, x := range xs[lo:hi] {
+			sum += kib(x)
+		}
+		parts = append(parts, fmt.Sprintf("%.1f", float64(sum)/float64(hi-lo)/1024))
+	}
+	return strings.Join(parts, " ")
+}
+
 // tenthMean is the mean RSS over the samples of tenth i (0 to 9) of the run.
 func tenthMean(samples []sample, i int) int64 {
 	n := len(samples)
@@ -220,9 +250,11 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| RSS growth (target < %.0f%%) | %+.2f%% **%s** |\n", r.TargetPct, r.GrowthPct, verdict)
 	fmt.Fprintf(&b, "| Go heap in use, second / last tenth | %.1f / %.1f MiB (%+.2f%%) |\n",
 		float64(r.HeapSecondKiB)/1024, float64(r.HeapLastKiB)/1024, r.HeapGrowthPct)
+	fmt.Fprintf(&b, "| RSS by tenth, MiB | %s |\n", tenths(r.Samples, func(s sample) int64 { return s.RSSKiB }))
+	fmt.Fprintf(&b, "| Go heap in use by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.HeapInUseKiB }))
 	for _, k := range []string{"trips", "metrics_changed", "tags_converted", "keys_tracked", "keys_tripped", "memory_bytes", "keys_evicted"} {
 		fmt.Fprintf(&b, "| guard %s | %d |\n", k, r.Guard[k])
 	}
-	fmt.Fprintf(&b, "\nThe plot (churn-soak.png): the agent's RSS in MiB (blue) against simulated hours; the second and the last tenth, whose means are compared, are shaded; the grey line is the metrics delivered, scaled to the plot's height.\n")
+	fmt.Fprintf(&b, "\nThe plot (churn-soak.png): the agent's RSS in MiB (blue) and its Go heap in use (green, which swings with each garbage collection) against simulated hours; the second and the last tenth, whose means are compared, are shaded; the grey line is the metrics delivered, scaled to the plot's height.\n")
 	return b.String()
 }
