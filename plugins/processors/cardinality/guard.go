@@ -162,14 +162,21 @@ func (g *Guard) observe(ks *keyState, value string, escaped bool) bool {
 }
 
 // keepTripped untrips a tripped key that has been calm for reset_after, and reports
-// whether the key is still tripped.
+// whether the key is still tripped. It is inlined: most keys are not tripped.
 func (g *Guard) keepTripped(ks *keyState) bool {
-	if ks.tripped && ks.calmSince != 0 && g.ResetAfter > 0 && g.nowNano-ks.calmSince >= int64(g.ResetAfter) {
+	if ks.tripped && ks.calmSince != 0 && g.ResetAfter > 0 {
+		g.resetIfCalm(ks)
+	}
+	return ks.tripped
+}
+
+// resetIfCalm untrips ks once it has been calm for reset_after.
+func (g *Guard) resetIfCalm(ks *keyState) {
+	if g.nowNano-ks.calmSince >= int64(g.ResetAfter) {
 		g.t.untrip(ks)
 		g.stats.resets.Incr()
 		g.events = append(g.events, event{kind: evReset, measurement: ks.meas.name, key: ks.key, estimate: ks.win.estimate()})
 	}
-	return ks.tripped
 }
 
 // over reports whether an estimate passes max_values. Rounding first keeps linear
