@@ -180,35 +180,10 @@ func TestGuardKeepsSeriesCardinalityBounded(t *testing.T) {
 	t.Parallel()
 	const maxValues = 250
 	w := churn{measurements: 4, fixed: 100, rotating: 100, newPerTick: 10}
-	const ticks, checkpoints = 40, 4
-	perTick := w.measurements * (w.fixed + w.rotating)
 	influx := testserver.StartInfluxDB(t, testserver.InfluxOptions{})
 
-	run := func(t *testing.T, db, processors string) (estimate, exact []int64, sent []point) {
-		in := &tickInput{gen: w.tick}
-		a := runAgent(t, fmt.Sprintf(`
-[agent]
-  omit_hostname = true
-[[outputs.influxdb]]
-  urls = [%q]
-  database = %q
-  metric_batch_size = 1000
-  flush_interval = "50ms"
-%s`, influx.URL(), db, processors), in)
-		for c := 1; c <= checkpoints; c++ {
-			in.allow(c * ticks / checkpoints)
-			st := settle(t, a, c*ticks/checkpoints*perTick)
-			require.Zero(t, st.Dropped, "nothing is refused: %v", st.DroppedByReason)
-			est, ex := seriesCardinality(t, influx, db)
-			t.Logf("%s: after %d ticks (%d identifiers per measurement): series cardinality %d (exact %d)",
-				db, c*ticks/checkpoints, w.distinct(c*ticks/checkpoints), est, ex)
-			estimate, exact = append(estimate, est), append(exact, ex)
-		}
-		return estimate, exact, in.points()
-	}
-
 	t.Run("without the guard the cardinality grows linearly", func(t *testing.T) {
-		estimate, exact, _ := run(t, "churn_plain", "")
+		estimate, exact, _ := runChurn(t, influx, w, "churn_plain", "")
 		for c, ex := range exact {
 			// Every identifier is one series per measurement.
 			require.Equal(t, int64(w.measurements*w.distinct((c+1)*ticks/checkpoints)), ex)
@@ -221,7 +196,7 @@ func TestGuardKeepsSeriesCardinalityBounded(t *testing.T) {
 	})
 
 	t.Run("with the guard it stays under the limit and every value is kept", func(t *testing.T) {
-		estimate, exact, sent := run(t, "churn_guarded", fmt.Sprintf(`
+		estimate, exact, sent := runChurn(t, influx, w, "churn_guarded", fmt.Sprintf(`
 [[processors.cardinality]]
   max_values = %d
   window = "1h"
@@ -243,6 +218,35 @@ func TestGuardKeepsSeriesCardinalityBounded(t *testing.T) {
 		}
 		require.Positive(t, asField)
 	})
+}
+
+// The churn tests run this many ticks, and look at the database every ticks/checkpoints.
+const ticks, checkpoints = 40, 4
+
+// runChurn writes the workload w through an agent with the given processors into db, and
+// returns the series cardinality (estimated and exact) at each checkpoint and what was sent.
+func runChurn(t *testing.T, influx *testserver.Influx, w churn, db, processors string) (estimate, exact []int64, sent []point) {
+	perTick := w.measurements * (w.fixed + w.rotating)
+	in := &tickInput{gen: w.tick}
+	a := runAgent(t, fmt.Sprintf(`
+[agent]
+  omit_hostname = true
+[[outputs.influxdb]]
+  urls = [%q]
+  database = %q
+  metric_batch_size = 1000
+  flush_interval = "50ms"
+%s`, influx.URL(), db, processors), in)
+	for c := 1; c <= checkpoints; c++ {
+		in.allow(c * ticks / checkpoints)
+		st := settle(t, a, c*ticks/checkpoints*perTick)
+		require.Zero(t, st.Dropped, "nothing is refused: %v", st.DroppedByReason)
+		est, ex := seriesCardinality(t, influx, db)
+		t.Logf("%s: after %d ticks (%d identifiers per measurement): series cardinality %d (exact %d)",
+			db, c*ticks/checkpoints, w.distinct(c*ticks/checkpoints), est, ex)
+		estimate, exact = append(estimate, est), append(exact, ex)
+	}
+	return estimate, exact, in.points()
 }
 
 // TestGuardTrippedByTheServer runs an agent whose InfluxDB output names the guard in
