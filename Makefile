@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint bench bench-matrix bench-compare soak fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -73,6 +73,7 @@ bench: test-deps build load-tool
 	bash scripts/bench-idle-rss.sh $(BIN)
 	$(GO) run ./internal/benche2e --morse $(BIN) --load bin/morse-load --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
+	$(MAKE) --no-print-directory soak-churn
 
 ## bench-matrix: issue 13's flow-control matrix, each cell short (a few minutes in all): HTTP
 ## over 1, 4 and 16 connections x bodies of 100, 1000 and 5000 lines and TCP over 1, 4 and 16
@@ -83,6 +84,15 @@ bench: test-deps build load-tool
 MATRIX_ONLY ?=
 bench-matrix: build load-tool
 	$(GO) run ./internal/benche2e --matrix --morse $(BIN) --load bin/morse-load --only '$(MATRIX_ONLY)' --out testdata/bench/matrix-latest.json
+
+## soak-churn: the churn soak (internal/benchchurn): the built agent, with an InfluxDB
+## listener, processors.cardinality and the InfluxDB output to a discarding sink, fed a day's
+## worth of churning identifiers in SOAK_CHURN_DURATION of wall time; its RSS must grow by
+## less than 1% between the second and the last tenth. Figures and plot:
+## testdata/bench/churn-soak.{json,md,png}.
+SOAK_CHURN_DURATION ?= 10m
+soak-churn: build
+	$(GO) run ./internal/benchchurn --morse $(BIN) --duration $(SOAK_CHURN_DURATION) --out testdata/bench/churn-soak
 
 ## bench-compare: the writer and serializer benchmarks and the end-to-end HTTP and TCP
 ## scenarios for BASE (a git revision) and the working tree, interleaved ROUNDS times.

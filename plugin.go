@@ -121,3 +121,15 @@ type Aggregator interface {
 	// Reset starts a new period.
 	Reset()
 }
+
+// TagLimitReporter is implemented by outputs that can tell a cardinality guard (a processor
+// such as processors.cardinality) that the sink refused a point because one of its tag keys
+// has too many values, as InfluxDB's max-values-per-tag does. TagLimitGuard returns the alias
+// of the processor that the output's options name, "" for none. The engine finds that
+// processor and calls SetTagLimitGuard with a function that makes it act on the key from the
+// next metric on, so that the key's next points are changed before the sink refuses them too.
+// The engine lives above both plugins, so neither needs to import the other.
+type TagLimitReporter interface {
+	TagLimitGuard() string
+	SetTagLimitGuard(trip func(measurement, key string))
+}

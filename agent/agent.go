@@ -104,9 +104,12 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 		a.outputs = append(a.outputs, &runningOutput{cfg: oc})
 	}
 	errs = append(errs, a.setupProcessing(cfg))
+	links, err := findGuards(cfg.Processors, cfg.Outputs)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	linkGuards(links)
 	a.stage = newStage(cfg)
 	a.state.Store(a.newState(cfg, a.inputs, nil))
 	for _, w := range cfg.Agent.Warnings() {

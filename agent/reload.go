@@ -96,6 +96,8 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	ins, keptIn, err := a.reuseInputs(cfg)
 	err = errors.Join(err, a.setupProcessing(cfg))
+	links, linkErr := findGuards(cfg.Processors, outputConfigs(outs))
+	err = errors.Join(err, linkErr)
 	if err == nil {
 		a.handOverDiskBuffers(a.outputs, outs, keptOut)
 		err = a.startNewOutputs(outs, keptOut)
@@ -112,6 +114,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	oldOuts, oldIns := a.outputs, a.inputs
 	a.outputs, a.inputs = outs, ins
+	linkGuards(links) // kept outputs too: the processors are new
 	// The processing stage is rebuilt from the new config; the old aggregators push their
 	// windows in progress to the new outputs before the new ones start.
 	stopOldAggs := a.stopAggs
@@ -188,6 +191,15 @@ func (a *Agent) reuseInputs(cfg *config.Config) ([]*runningInput, []bool, error)
 		return ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
 	}
 	return reuse(a.inputs, cfg.Inputs, same, a.newRunningInput)
+}
+
+// outputConfigs returns the configs of outs.
+func outputConfigs(outs []*runningOutput) []*config.OutputConfig {
+	ocs := make([]*config.OutputConfig, len(outs))
+	for i, ro := range outs {
+		ocs[i] = ro.cfg
+	}
+	return ocs
 }
 
 func (a *Agent) startNewOutputs(outs []*runningOutput, kept []bool) error {

@@ -68,7 +68,7 @@ func TestSampleConfigLoads(t *testing.T) {
 	// Every commented option, uncommented, is a known key with a valid value.
 	option := regexp.MustCompile(`(?m)^  # ([a-z_]+ = .*)$`)
 	all := option.ReplaceAllString(sampleConfig, "  $1")
-	require.Len(t, option.FindAllString(sampleConfig, -1), 23, "every option but the deprecated url, precision and udp_payload")
+	require.Len(t, option.FindAllString(sampleConfig, -1), 24, "every option but the deprecated url, precision and udp_payload")
 	o, err = load(t, all)
 	require.NoError(t, err)
 	require.Equal(t, "gzip", o.ContentEncoding)

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -73,7 +74,8 @@ type InfluxDB struct {
 	SkipDatabaseCreation      bool              `toml:"skip_database_creation"`
 	InfluxUintSupport         bool              `toml:"influx_uint_support"`
 	InfluxOmitTimestamp       bool              `toml:"influx_omit_timestamp"`
-	LocalAddress              string            `toml:"local_address"` // bind connections to this IP (and port)
+	LocalAddress              string            `toml:"local_address"`     // bind connections to this IP (and port)
+	CardinalityGuard          string            `toml:"cardinality_guard"` // alias of a processors.cardinality to tell of max-values-per-tag refusals
 	tlsclient.Config
 
 	// Accepted so that Telegraf configs keep loading: Telegraf itself ignores precision,
@@ -95,6 +97,10 @@ type InfluxDB struct {
 	dbMu    sync.Mutex
 	created map[string]bool
 	warned  map[string]time.Time // when a failed database creation was last logged
+
+	// trip is the guard that cardinality_guard names (see SetTagLimitGuard). Writes read it
+	// while a reload may replace it.
+	trip atomic.Pointer[func(measurement, key string)]
 
 	// scratch holds *writeScratch: each write in flight has its own buffers.
 	scratch sync.Pool
@@ -123,6 +129,8 @@ var (
 	_ morse.Validator    = (*InfluxDB)(nil)
 	_ morse.Initializer  = (*InfluxDB)(nil)
 	_ morse.LoggerSetter = (*InfluxDB)(nil)
+
+	_ morse.TagLimitReporter = (*InfluxDB)(nil)
 )
 
 // Init builds the HTTP client, so that a TLS file that cannot be read stops the agent at start

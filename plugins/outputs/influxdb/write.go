@@ -211,6 +211,9 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 	if failed != nil {
 		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].write, "error", failed)
 	}
+	if a.status/100 == 4 {
+		o.reportTagLimit(a.msg)
+	}
 	return classifyAnswer(a, o.targets[idx].write, lines)
 }
 

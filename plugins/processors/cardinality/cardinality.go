@@ -164,7 +164,7 @@ func (g *Guard) modeOf(key string) mode {
 
 // Trip makes the guard act on key of measurement from the next metric on, as though its
 // values had passed max_values. The InfluxDB output calls it when the server refuses a point
-// with "max-values-per-tag limit exceeded" (see ParseLimitExceeded), so that the next points
+// with "max-values-per-tag limit exceeded" (its cardinality_guard option), so that the next points
 // of that key are converted before they are refused too. A key that allow exempts stays
 // exempt. It is safe to call at any time, from any goroutine.
 func (g *Guard) Trip(measurement, key string) {

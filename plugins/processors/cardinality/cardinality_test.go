@@ -131,26 +131,6 @@ func TestTripFromServer(t *testing.T) {
 	require.Contains(t, logs.String(), "calmed down")
 }
 
-func TestParseLimitExceeded(t *testing.T) {
-	tests := []struct {
-		msg              string
-		measurement, key string
-		ok               bool
-	}{
-		{`partial write: max-values-per-tag limit exceeded (100/100): measurement="cpu" tag="id" value="x9" dropped=3`, "cpu", "id", true},
-		{`{"error":"partial write: max-values-per-tag limit exceeded (2/2): measurement=\"m \\\"q\\\"\" tag=\"a,b\" value=\"v\" dropped=1"}`, "", "", false},
-		{`max-values-per-tag limit exceeded (5/5): measurement="m \"q\"" tag="a,b" value="v"`, `m "q"`, "a,b", true},
-		{`partial write: field type conflict: input field "v" on measurement "m" is type string dropped=1`, "", "", false},
-		{`max-values-per-tag limit exceeded (5/5): measurement=m tag="a"`, "", "", false},
-	}
-	for _, tt := range tests {
-		m, k, ok := ParseLimitExceeded(tt.msg)
-		require.Equal(t, tt.ok, ok, tt.msg)
-		require.Equal(t, tt.measurement, m, tt.msg)
-		require.Equal(t, tt.key, k, tt.msg)
-	}
-}
-
 // A line metric that the guard does not change is passed on as text, so that outputs that
 // write text keep their fast path; one it changes is expanded.
 func TestLineMetricsStayText(t *testing.T) {
@@ -203,4 +183,23 @@ func TestConcurrentApplyAndTrip(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int64(2), stat(reg, "trips"), "id of m0 and of m1")
 	require.Equal(t, int64(1), stat(reg, "server_trips"))
+}
+
+// A value that repeats is counted once per slot: the shortcut for a key whose value did not
+// change since the last metric ends with the slot, so that a value seen all along stays in
+// the window, and a value escaped in line-protocol text counts as the same value expanded.
+func TestRepeatedValueStaysInTheWindow(t *testing.T) {
+	now := t0
+	g, _, _ := newGuard(t, func(g *Guard) {
+		g.Window = morse.Duration(time.Hour)
+		g.Now = func() time.Time { return now }
+	})
+	key := func() *keyState { return g.t.meas["req"].keys["region"] }
+	for range 20 { // five windows, four slots each
+		g.Apply([]morse.Metric{metric("req", "region", "eu west"), metric("req", "region", "eu west")})
+		now = now.Add(15 * time.Minute)
+	}
+	require.InDelta(t, 1, key().win.estimate(), 0.01, "the value is still in the window")
+	g.Apply(plugintest.Parse(t, "req,region=eu\\ west v=1 1\nreq,region=us v=1 1\n", true))
+	require.InDelta(t, 2, key().win.estimate(), 0.01, "the escaped value is the same value")
 }

@@ -18,15 +18,27 @@ func (g *Guard) Apply(in []morse.Metric) []morse.Metric {
 	g.mu.Lock()
 	g.nowNano, g.epoch = now, floorDiv(now, g.slotWidth)
 	evicted := 0
-	out := in[:0]
-	for _, m := range in {
-		if m, keep := g.process(m); keep {
-			out = append(out, m)
+	// Metrics are large values: each is read in place, and written back only when it
+	// changed or an earlier one was dropped, so the steady path copies none.
+	n := 0
+	for i := range in {
+		m, changed, keep := g.process(&in[i])
+		switch {
+		case !keep:
+		case changed:
+			in[n] = m
+			n++
+		default:
+			if n != i {
+				in[n] = in[i]
+			}
+			n++
 		}
 		if g.t.overBudget() {
 			evicted += g.t.evict()
 		}
 	}
+	out := in[:n]
 	if evicted > 0 {
 		g.stats.evicted.Add(int64(evicted))
 	}
@@ -56,49 +68,88 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// process observes every tag of m and applies the action if a key calls for it.
-func (g *Guard) process(m morse.Metric) (morse.Metric, bool) {
+// process observes every tag of *m and applies the action if a key calls for it. It returns
+// the changed metric and true when the action changed it, and whether to keep it.
+func (g *Guard) process(m *morse.Metric) (out morse.Metric, changed, keep bool) {
 	if lt, ok := m.Line(); ok {
 		if !g.observeLine(lt) {
-			return m, true
+			return out, false, true
 		}
 		if g.Action == ActionDropMetric {
 			g.stats.dropped.Incr()
-			return m, false // no need to expand what goes
+			return out, false, false // no need to expand what goes
 		}
-		m = m.Expanded()
-		return g.act(m, g.t.measurement(m.Name()))
+		e := m.Expanded()
+		out, keep = g.act(e, g.t.measurement(e.Name()))
+		return out, true, keep
 	}
 	ms := g.t.measurement(m.Name())
 	acting := false
-	for i, tag := range m.Tags() {
-		if g.observe(g.t.recentKey(ms, i, tag.Key), xxhash.Sum64String(tag.Value)) {
+	tags := m.Tags()
+	for i := range tags {
+		ks := g.t.recentKey(ms, i, tags[i].Key)
+		if act, settled := g.settled(ks); settled {
+			acting = acting || act
+			continue
+		}
+		if g.observe(ks, tags[i].Value, false) {
 			acting = true
 		}
 	}
 	switch {
 	case !acting:
-		return m, true
+		return out, false, true
 	case g.Action == ActionDropMetric:
 		g.stats.dropped.Incr()
-		return m, false
+		return out, false, false
 	}
-	return g.act(m, ms)
+	out, keep = g.act(*m, ms)
+	return out, true, keep
 }
 
-// observe counts a value of key ks and reports whether the action applies to the key.
-func (g *Guard) observe(ks *keyState, h uint64) bool {
-	ks.used = true
-	switch ks.mode {
-	case modeAllow:
-		return false
-	case modeDeny:
-		return true
+// settled reports whether the guard's decision on ks is made whatever its values are, and
+// what it is, so that the caller need not hash the value: an exempt key is never acted
+// on, a forced one always, and a tripped one stays tripped when reset_after is off (its
+// count would only ever be logged).
+func (g *Guard) settled(ks *keyState) (acting, settled bool) {
+	switch {
+	case ks.mode == modeAllow:
+		ks.used = true
+		return false, true
+	case ks.mode == modeDeny, ks.tripped && g.ResetAfter == 0:
+		ks.used = true
+		return true, true
 	}
+	return false, false
+}
+
+// observe counts a value of key ks, escaped if it holds a line-protocol escape, and
+// reports whether the action applies to the key. The caller has checked that the key is
+// not settled.
+func (g *Guard) observe(ks *keyState, value string, escaped bool) bool {
+	ks.used = true
 	w := &ks.win
 	if w.epoch < g.epoch {
 		g.t.charge(ks, -w.advance(g.epoch))
+		ks.lastLen = noLast
 		g.rotated(ks)
+	}
+	// Many keys keep their value from one metric of a measurement to the next (a region,
+	// the agent's host): their value then is the slot's last, and needs neither hashing
+	// nor a register read. The last value is kept in the key's state rather than as a
+	// string, which would keep the text it was sliced from alive.
+	if !escaped && int(ks.lastLen) == len(value) && string(ks.lastVal[:len(value)]) == value {
+		return g.keepTripped(ks)
+	}
+	var h uint64
+	if escaped {
+		h, ks.lastLen = hashEscaped(value), noLast
+	} else {
+		h = xxhash.Sum64String(value)
+		ks.lastLen = noLast
+		if len(value) <= len(ks.lastVal) {
+			ks.lastLen = uint8(copy(ks.lastVal[:], value))
+		}
 	}
 	grew, bytes := w.add(h)
 	if bytes != 0 {
@@ -107,12 +158,25 @@ func (g *Guard) observe(ks *keyState, h uint64) bool {
 	if grew {
 		g.grew(ks)
 	}
-	if ks.tripped && ks.calmSince != 0 && g.ResetAfter > 0 && g.nowNano-ks.calmSince >= int64(g.ResetAfter) {
-		g.t.untrip(ks)
-		g.stats.resets.Incr()
-		g.events = append(g.events, event{kind: evReset, measurement: ks.meas.name, key: ks.key, estimate: w.estimate()})
+	return g.keepTripped(ks)
+}
+
+// keepTripped untrips a tripped key that has been calm for reset_after, and reports
+// whether the key is still tripped. It is inlined: most keys are not tripped.
+func (g *Guard) keepTripped(ks *keyState) bool {
+	if ks.tripped && ks.calmSince != 0 && g.ResetAfter > 0 {
+		g.resetIfCalm(ks)
 	}
 	return ks.tripped
+}
+
+// resetIfCalm untrips ks once it has been calm for reset_after.
+func (g *Guard) resetIfCalm(ks *keyState) {
+	if g.nowNano-ks.calmSince >= int64(g.ResetAfter) {
+		g.t.untrip(ks)
+		g.stats.resets.Incr()
+		g.events = append(g.events, event{kind: evReset, measurement: ks.meas.name, key: ks.key, estimate: ks.win.estimate()})
+	}
 }
 
 // over reports whether an estimate passes max_values. Rounding first keeps linear

@@ -22,14 +22,15 @@ func (g *Guard) observeLine(lt morse.LineText) bool {
 		key := unescapeIf(s[end+1:eq], kesc)
 		vend, vesc := scan(s, min(eq+1, len(s)), ',', ' ')
 		value := s[min(eq+1, vend):vend]
-		h := xxhash.Sum64String(value)
-		if vesc {
-			h = hashEscaped(value)
+		end = vend
+		ks := g.t.recentKey(ms, i, key)
+		if act, settled := g.settled(ks); settled {
+			acting = acting || act
+			continue
 		}
-		if g.observe(g.t.recentKey(ms, i, key), h) {
+		if g.observe(ks, value, vesc) {
 			acting = true
 		}
-		end = vend
 	}
 	return acting
 }

@@ -14,19 +14,25 @@ const (
 	modeDeny              // forced: always acted on
 )
 
+// noLast marks a key with no last value.
+const noLast = 0xff
+
 // keyState is what the guard knows about one tag key of one measurement.
 type keyState struct {
 	key  string
 	meas *measurement
 	mode mode
 	win  window
+	// lastVal[:lastLen] is the value counted last in the current slot (see observe);
+	// lastLen is noLast when there is none.
+	lastVal [23]byte
+	lastLen uint8
 
 	tripped   bool  // the action applies to the key
 	byServer  bool  // the last trip came from the database's refusal
 	calmSince int64 // Unix ns since when a tripped key has been under max_values; 0 if not
 	used      bool  // used since evict's hand last passed it
 	ring      int   // its index in tracker.ring
-	dead      bool  // evicted; pointers to it in recent lists are stale
 	bytes     int   // what the key is charged against max_memory
 }
 
@@ -92,7 +98,8 @@ func (t *tracker) key(ms *measurement, key string) *keyState {
 		return ks
 	}
 	key = strings.Clone(key) // as for the measurement's name
-	ks := &keyState{key: key, meas: ms, mode: t.newMode(key), win: newWindow(t.newEpoch()), used: true, ring: len(t.ring)}
+	ks := &keyState{key: key, meas: ms, mode: t.newMode(key), win: newWindow(t.newEpoch()), used: true, ring: len(t.ring),
+		lastLen: noLast}
 	t.ring = append(t.ring, ks)
 	ks.bytes = keyBytes + len(key)
 	if ks.mode == modeDeny {
@@ -105,12 +112,18 @@ func (t *tracker) key(ms *measurement, key string) *keyState {
 }
 
 // recentKey returns the state of the i-th tag key of a metric of ms, through ms.recent.
+// It is small enough to be inlined in the per-tag loop, which the found key, the steady
+// path, then costs no call.
 func (t *tracker) recentKey(ms *measurement, i int, key string) *keyState {
-	if i < len(ms.recent) {
-		if ks := ms.recent[i]; !ks.dead && ks.key == key {
-			return ks
-		}
+	// forget clears the recent keys of a forgotten key's measurement, so none is stale.
+	if r := ms.recent; i < len(r) && r[i].key == key {
+		return r[i]
 	}
+	return t.newRecentKey(ms, i, key)
+}
+
+// newRecentKey is recentKey for a key that is not the i-th of the last metric of ms.
+func (t *tracker) newRecentKey(ms *measurement, i int, key string) *keyState {
 	ks := t.key(ms, key)
 	if i < len(ms.recent) {
 		ms.recent[i] = ks
@@ -158,11 +171,12 @@ func (t *tracker) evict() int {
 func (t *tracker) forget(ks *keyState) {
 	ms := ks.meas
 	delete(ms.keys, ks.key)
+	clear(ms.recent) // recentKey must not find a forgotten key
+	ms.recent = ms.recent[:0]
 	last := t.ring[len(t.ring)-1]
 	t.ring[ks.ring], last.ring = last, ks.ring
 	t.ring[len(t.ring)-1] = nil
 	t.ring = t.ring[:len(t.ring)-1]
-	ks.dead = true
 	if ks.tripped || ks.mode == modeDeny {
 		t.tripped--
 	}

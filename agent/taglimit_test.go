@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// tripRecorder is a processor that records the keys it is told to act on.
+type tripRecorder struct{ trips []string }
+
+func (p *tripRecorder) Apply(in []morse.Metric) []morse.Metric { return in }
+func (p *tripRecorder) Trip(measurement, key string)           { p.trips = append(p.trips, measurement+"."+key) }
+
+// reporterOutput is an output that names a guard.
+type reporterOutput struct {
+	guard string
+	trip  func(measurement, key string)
+}
+
+func (o *reporterOutput) Connect(context.Context) error                       { return nil }
+func (o *reporterOutput) Write(context.Context, []morse.Metric) error         { return nil }
+func (o *reporterOutput) Close() error                                        { return nil }
+func (o *reporterOutput) TagLimitGuard() string                               { return o.guard }
+func (o *reporterOutput) SetTagLimitGuard(trip func(measurement, key string)) { o.trip = trip }
+
+func TestFindGuards(t *testing.T) {
+	proc := func(name, alias string, p morse.Processor) *config.ProcessorConfig {
+		pc := &config.ProcessorConfig{Name: name, Plugin: p, AfterAggregators: p, Source: name + "/" + alias}
+		pc.Common.Alias = alias
+		return pc
+	}
+	tests := []struct {
+		name  string
+		guard string
+		procs func(a, b *tripRecorder) []*config.ProcessorConfig
+		err   string
+		want  []string // what a and b were told, joined
+	}{
+		{"by alias", "g", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			return []*config.ProcessorConfig{proc("cardinality", "", b), proc("cardinality", "g", a)}
+		}, "", []string{"a:m.id"}},
+		{"by name, without an alias", "cardinality", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			return []*config.ProcessorConfig{proc("cardinality", "", a), proc("cardinality", "other", b)}
+		}, "", []string{"a:m.id"}},
+		{"both instances", "g", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			pc := proc("cardinality", "g", a)
+			pc.AfterAggregators = b
+			return []*config.ProcessorConfig{pc}
+		}, "", []string{"a:m.id", "b:m.id"}},
+		{"no such processor", "nope", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			return []*config.ProcessorConfig{proc("cardinality", "g", a)}
+		}, `cardinality_guard "nope" names no processor`, nil},
+		{"two of that name", "cardinality", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			return []*config.ProcessorConfig{proc("cardinality", "", a), proc("cardinality", "", b)}
+		}, "names two processors", nil},
+		{"not a guard", "r", func(a, b *tripRecorder) []*config.ProcessorConfig {
+			return []*config.ProcessorConfig{proc("rename", "r", &trailProcessor{})}
+		}, "cannot act on a tag key", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := &tripRecorder{}, &tripRecorder{}
+			out := &reporterOutput{guard: tt.guard}
+			outputs := []*config.OutputConfig{{Name: "influxdb", Plugin: out, Source: "out"},
+				{Name: "other", Plugin: &reporterOutput{}, Source: "none"}}
+			links, err := findGuards(tt.procs(a, b), outputs)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				require.ErrorContains(t, err, "outputs.influxdb (out)")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, links, 1, "an output that names no guard is left alone")
+			require.Nil(t, out.trip, "nothing changes before linkGuards")
+			linkGuards(links)
+			out.trip("m", "id")
+			var got []string
+			for _, s := range a.trips {
+				got = append(got, "a:"+s)
+			}
+			for _, s := range b.trips {
+				got = append(got, "b:"+s)
+			}
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// NewAgent links an output to the guard it names, and refuses a config whose output names
+// none.
+func TestNewAgentLinksTheGuard(t *testing.T) {
+	for _, guard := range []string{"g", "missing"} {
+		t.Run(guard, func(t *testing.T) {
+			cfg := config.DefaultConfig()
+			rec := &tripRecorder{}
+			cfg.AddProcessor("cardinality", rec).Common.Alias = "g"
+			out := &reporterOutput{guard: guard}
+			cfg.AddOutput("influxdb", out)
+			_, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+			if guard == "missing" {
+				require.ErrorContains(t, err, `cardinality_guard "missing" names no processor`)
+				require.Nil(t, out.trip)
+				return
+			}
+			require.NoError(t, err)
+			out.trip("m", "id")
+			require.Equal(t, []string{"m.id"}, rec.trips)
+		})
+	}
+}
