@@ -59,13 +59,26 @@ func FuzzWriteHandler(f *testing.F) {
 			}
 		case http.StatusRequestEntityTooLarge:
 			require.Greater(t, len(body), 4<<10)
-			require.Zero(t, accepted, "nothing of a refused body is delivered")
+			checkTooLarge(t, rec.Body.Bytes(), accepted)
 		case http.StatusBadRequest:
 			checkRejection(t, rec.Body.Bytes(), accepted, lines, countable)
 		default:
 			t.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
 	})
+}
+
+// tooLargeAnswer is the 413 answer's count of the lines kept before the limit.
+var tooLargeAnswer = regexp.MustCompile(`^http: request body too large: more than max_body_size \(\d+ bytes, counted after decompression\); (\d+) lines accepted`)
+
+// checkTooLarge checks a 413 answer: the lines it says were accepted are those delivered.
+func checkTooLarge(t *testing.T, body []byte, accepted int) {
+	var v struct{ Error string }
+	require.NoError(t, json.Unmarshal(body, &v))
+	m := tooLargeAnswer.FindStringSubmatch(v.Error)
+	require.NotNil(t, m, "%q", v.Error)
+	n, _ := strconv.Atoi(m[1])
+	require.Equal(t, accepted, n, "the answer counts the lines delivered before the limit")
 }
 
 // checkRejection checks a 400 answer: its shape, and that the lines it counts add up.
