@@ -25,6 +25,17 @@
 // decompression, so a small gzip body that inflates beyond it gets 413, and the
 // decompression stops there. Header, read, write and idle timeouts are set, and
 // max_connections caps the open connections.
+//
+// A body is parsed as it arrives, in chunks (body.go), so a request holds a chunk and at
+// most one line of max_line_size, not its whole body. The lines parsed before a body
+// passes max_body_size are therefore kept, and the 413 says how many:
+//
+//	http: request body too large: more than max_body_size (33554432 bytes, counted after decompression); 455 lines accepted before the limit
+//
+// With backpressure on, each chunk first waits for room in the healthy outputs
+// (morse.RoomWaiter); a write that waits longer than backpressure_max_wait in all gets 503
+// with Retry-After, worded the same way. On /api/v2/write, 413 and 503 come in InfluxDB 2's
+// shape, {"code":"request too large"|"unavailable","message":"..."}.
 package influxdblistener
 
 import (

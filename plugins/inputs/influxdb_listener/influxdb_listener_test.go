@@ -213,6 +213,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"parser_type", func(l *InfluxDBListener) { l.ParserType = "fast" }},
 		{"max_line_size", func(l *InfluxDBListener) { l.MaxLineSize = -1 }},
 		{"max_connections", func(l *InfluxDBListener) { l.MaxConnections = -1 }},
+		{"backpressure_max_wait", func(l *InfluxDBListener) { l.BackpressureMaxWait = -1 }},
 		{"basic_username", func(l *InfluxDBListener) { l.BasicUsername = "u" }},
 		{"basic_username", func(l *InfluxDBListener) { l.BasicPassword = "p" }},
 		{"tls_cert", func(l *InfluxDBListener) { l.Key = "key.pem" }},
