@@ -187,6 +187,7 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 	}
 	opts.NewBuffer, ro.bufferDir = newBuffer, dir
 	opts.BufferMaxBytes, opts.BufferMaxAge = a.memoryBounds(oc)
+	opts.HighWater, opts.LowWater = oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig).WaterMarks()
 	if path := oc.Common.DeadLetterFile; path != "" {
 		// The dead letter keeps every type: unsigned integers stay `u`, as they arrived.
 		ser := influx.New(influx.Options{UintSupport: true})

@@ -30,19 +30,25 @@ func (acc *accumulator) AddMetrics(ms []morse.Metric) {
 
 // fanOutBatch hands ms to every output of st, in one write per output where it can.
 func (ri *runningInput) fanOutBatch(ms []morse.Metric, st *agentState) {
-	for _, ro := range st.outputs {
-		ro.addBatch(ms)
+	fs := ri.fedFor(st)
+	for i, ro := range st.outputs {
+		if ro.addBatch(ms) {
+			fs.mark(i)
+		}
 	}
 }
 
-// addBatch buffers ms as add would each of them. Metrics that this output's filter must
-// judge, or that it must expand, take add's way one by one, so that ms is never changed.
-func (ro *runningOutput) addBatch(ms []morse.Metric) {
+// addBatch buffers ms as add would each of them, and reports whether it buffered any.
+// Metrics that this output's filter must judge, or that it must expand, take add's way one
+// by one, so that ms is never changed.
+func (ro *runningOutput) addBatch(ms []morse.Metric) bool {
 	if ro.cfg.Filter != nil || !ro.writesLines() {
+		took := false
 		for _, m := range ms {
-			ro.add(m)
+			took = ro.add(m) || took
 		}
-		return
+		return took
 	}
 	_ = ro.w.WriteBatch(ms) // ErrClosed during a reload's hand-over is already counted
+	return len(ms) > 0
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -34,6 +35,11 @@ type runningInput struct {
 	// gathering is since when the gather in progress runs, for the watchdog (Agent.Stuck).
 	gathering busy.Since
 
+	// fed records the outputs this input's metrics reach, and flow counts its waits for
+	// room in them (WaitForRoom).
+	fed  atomic.Pointer[fedSet]
+	flow flowStats
+
 	cancel  context.CancelFunc
 	done    chan struct{}
 	service morse.ServiceInput // set once Start succeeded
@@ -43,10 +49,7 @@ func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second)}
 	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
 	ri.tags = sortedTags(ic.Common.Tags)
-	st := map[string]string{"input": ic.Name}
-	if ic.Common.Alias != "" {
-		st["alias"] = ic.Common.Alias
-	}
+	st := ri.statTags()
 	ri.series = a.stats.NewSeries("internal_gather", st)
 	c := ri.series.Counter
 	ri.gathered, ri.errs, ri.gatherTime, ri.timeouts = c("metrics_gathered"), c("errors"), c("gather_time_ns"), c("gather_timeouts")
@@ -67,6 +70,15 @@ func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 		}
 	}
 	return ri, nil
+}
+
+// statTags are the tags of the input's self-metrics.
+func (ri *runningInput) statTags() map[string]string {
+	st := map[string]string{"input": ri.cfg.Name}
+	if ri.cfg.Common.Alias != "" {
+		st["alias"] = ri.cfg.Common.Alias
+	}
+	return st
 }
 
 func (ri *runningInput) interval() time.Duration {
@@ -162,9 +174,14 @@ func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
 }
 
 // fanOut hands m to every output. It never blocks: each output's buffer evicts on its own.
+// A listener that can push back waits for room before it adds (WaitForRoom).
 func (ri *runningInput) fanOut(m morse.Metric) {
-	for _, ro := range ri.agent.state.Load().outputs {
-		ro.add(m)
+	st := ri.agent.state.Load()
+	fs := ri.fedFor(st)
+	for i, ro := range st.outputs {
+		if ro.add(m) {
+			fs.mark(i)
+		}
 	}
 }
 

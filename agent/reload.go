@@ -38,19 +38,21 @@ func (ro *runningOutput) writesLines() bool {
 
 // add filters m for this output and buffers it. A metric rejected by the filter is counted as
 // filtered, not as dropped: the operator asked for it. A line metric is expanded after the
-// filter, so that one the filter rejects by name never is.
-func (ro *runningOutput) add(m morse.Metric) {
+// filter, so that one the filter rejects by name never is. It reports whether the filter
+// passed m.
+func (ro *runningOutput) add(m morse.Metric) bool {
 	if ro.cfg.Filter != nil {
 		var ok bool
 		if m, ok = ro.cfg.Filter.Apply(m); !ok {
 			ro.w.CountFiltered(1)
-			return
+			return false
 		}
 	}
 	if _, line := m.Line(); line && !ro.writesLines() {
 		m = m.Expanded()
 	}
 	_ = ro.w.Write(m) // ErrClosed during a reload's hand-over is already counted
+	return true
 }
 
 type reloadRequest struct {
@@ -123,10 +125,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	goneIns := removed(oldIns, ins)
 	stopAll(goneIns)
 	for _, ri := range goneIns {
-		a.stats.Remove(ri.series)
-		if ri.pluginStats != nil {
-			ri.pluginStats.Remove()
-		}
+		ri.removeStats()
 	}
 	var fresh []*runningInput
 	for i, ri := range ins {

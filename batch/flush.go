@@ -9,6 +9,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/busy"
+	"github.com/morse-agent/morse/internal/flowgate"
 	"github.com/morse-agent/morse/internal/throttle"
 )
 
@@ -22,6 +23,7 @@ type flusher struct {
 	flights   []flight // one per batch that may be in flight
 	drops     *dropper
 	stats     *outputStats
+	gate      *flowgate.Gate  // told of the buffer's size and of the sink's health
 	writing   busy.Since      // a round of writes in flight
 	inFlight  atomic.Int64    // metrics in the round of writes in flight
 	logRetry  func(err error) // logs a failure that will be retried, throttled
@@ -53,15 +55,24 @@ func (f *flusher) flush(ctx context.Context) error {
 		if n == 0 {
 			return nil
 		}
+		// A memory buffer has room again as soon as the batches are taken: let the
+		// sources that wait for it go on while the batches are written.
+		f.gate.Observe(f.buf.Len())
 		f.inFlight.Store(int64(todoTaken(f.flights[:n])))
 		f.writing.Start(time.Now())
 		f.write(ctx, f.flights[:n])
 		f.writing.Done()
 		f.inFlight.Store(0)
-		if err := f.settle(f.flights[:n]); err != nil {
+		err := f.settle(f.flights[:n])
+		// A sink that answered is keeping up; one that must be retried is not, and its
+		// buffer evicts rather than holding sources back while it backs off.
+		f.gate.SetHealthy(err == nil)
+		size := f.buf.Len()
+		f.stats.bufferSize.Set(int64(size))
+		f.gate.Observe(size)
+		if err != nil {
 			return err
 		}
-		f.stats.bufferSize.Set(int64(f.buf.Len()))
 	}
 	return nil
 }
@@ -143,7 +154,7 @@ func (w *Writer) run(ctx context.Context) {
 	defer close(w.done)
 	defer w.sched.close()
 	for {
-		if !w.sched.wait(w.stopping, w.buf.Len) {
+		if !w.sched.wait(w.stopping, w.flushDue) {
 			w.drain(ctx)
 			return
 		}
@@ -159,6 +170,12 @@ func (w *Writer) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// flushDue reports whether the flush loop should write now rather than at the next interval:
+// a full batch is waiting, or sources are held back until the buffer goes down.
+func (w *Writer) flushDue() bool {
+	return w.buf.Len() >= w.opts.BatchSize || w.gate.Closed()
 }
 
 // drain is the final flush of a soft shutdown: it writes until the buffer is empty, backing

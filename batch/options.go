@@ -24,6 +24,14 @@ type Options struct {
 	BufferMaxBytes int64
 	BufferMaxAge   time.Duration
 
+	// HighWater and LowWater are the water marks of backpressure, as fractions of
+	// BufferLimit; 0.8 and 0.6. While the output keeps up (its writes succeed and it is not
+	// backing off) and its buffer holds HighWater·BufferLimit metrics or more, WaitForRoom
+	// holds its callers back until the buffer is down to LowWater·BufferLimit. The gap keeps
+	// listeners from stopping and starting at every batch, and the room above HighWater
+	// takes what concurrent senders add between two waits.
+	HighWater, LowWater float64
+
 	// NewBuffer builds the buffer in place of the in-memory ring, for example a disk buffer.
 	// It gets BufferLimit and the Eviction that the buffer must report evictions to.
 	NewBuffer func(limit int, evict Eviction) (Buffer, error)
@@ -93,6 +101,10 @@ const (
 	// DefaultWriteTimeout bounds a write attempt of an output that has no timeout option.
 	DefaultWriteTimeout = 30 * time.Second
 
+	// DefaultHighWater and DefaultLowWater are the water marks of backpressure.
+	DefaultHighWater = 0.8
+	DefaultLowWater  = 0.6
+
 	// MaxInFlightLimit bounds MaxInFlight: a few writes in flight hide a round trip, and many
 	// more would only hold more metrics outside the buffer's limit.
 	MaxInFlightLimit = 64
@@ -105,6 +117,9 @@ func (o Options) withDefaults(out morse.Output) Options {
 	o.BufferLimit = orDefault(o.BufferLimit, DefaultBufferLimit)
 	o.RetryInitial = orDefault(o.RetryInitial, DefaultRetryInitial)
 	o.RetryMax = orDefault(o.RetryMax, DefaultRetryMax)
+	if o.HighWater == 0 && o.LowWater == 0 {
+		o.HighWater, o.LowWater = DefaultHighWater, DefaultLowWater
+	}
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = 1
 		if cw, ok := out.(morse.ConcurrentWriter); ok {
@@ -157,6 +172,9 @@ func (o Options) Validate() error {
 	}
 	if o.RetryMaxAge < 0 || o.UnauthorizedRetryMaxAge < 0 {
 		bad("RetryMaxAge %s and UnauthorizedRetryMaxAge %s: must not be negative", o.RetryMaxAge, o.UnauthorizedRetryMaxAge)
+	}
+	if o.LowWater < 0 || o.LowWater >= o.HighWater || o.HighWater > 1 {
+		bad("HighWater %g and LowWater %g: need 0 <= low < high <= 1", o.HighWater, o.LowWater)
 	}
 	if o.RetryInitial <= 0 || o.RetryMax < o.RetryInitial {
 		bad("RetryInitial %s and RetryMax %s: need 0 < initial <= max", o.RetryInitial, o.RetryMax)

@@ -25,9 +25,14 @@ func newScheduler(interval, jitter time.Duration, batchSize int, rand func(int64
 // added is told the buffer's size after an add; a full batch wakes the flush loop. It never
 // blocks.
 func (s *scheduler) added(size int) {
-	if size < s.batchSize {
-		return
+	if size >= s.batchSize {
+		s.kick()
 	}
+}
+
+// kick wakes the flush loop if it waits, to flush at once if a flush is due. It never
+// blocks.
+func (s *scheduler) kick() {
 	select {
 	case s.ready <- struct{}{}:
 	default:
@@ -44,10 +49,10 @@ func (s *scheduler) nextWait() time.Duration {
 	return s.interval - s.jitter + time.Duration(s.rand(int64(2*s.jitter)+1))
 }
 
-// wait waits for the next flush: the drawn wait, or a full-batch signal while the buffer
-// still holds a full batch (the previous flush may have emptied it since). It returns false
-// when stop is closed.
-func (s *scheduler) wait(stop <-chan struct{}, buffered func() int) bool {
+// wait waits for the next flush: the drawn wait, or a kick while a flush is due (a full batch
+// is waiting, or sources are held back; the previous flush may have emptied the buffer
+// since). It returns false when stop is closed.
+func (s *scheduler) wait(stop <-chan struct{}, due func() bool) bool {
 	s.timer.Reset(s.nextWait())
 	for {
 		select {
@@ -56,7 +61,7 @@ func (s *scheduler) wait(stop <-chan struct{}, buffered func() int) bool {
 		case <-s.timer.C:
 			return true
 		case <-s.ready:
-			if buffered() >= s.batchSize {
+			if due() {
 				return true
 			}
 		}

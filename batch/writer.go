@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/backoff"
+	"github.com/morse-agent/morse/internal/flowgate"
 	"github.com/morse-agent/morse/internal/throttle"
 )
 
@@ -52,7 +54,7 @@ type Writer struct {
 	sched   *scheduler
 	retry   *retrySender
 	flusher *flusher
-	yield   *yielder
+	gate    *flowgate.Gate // backpressure: holds WaitForRoom's callers while a backlog is written
 	log     *slog.Logger
 
 	stopping chan struct{} // closed when Close begins: the soft shutdown
@@ -115,7 +117,8 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	}
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
 	w.flusher.drops, w.flusher.stats, w.flusher.logRetry = w.drops, w.stats, w.logRetry
-	w.yield = newYielder(opts.BatchSize, &w.flusher.writing)
+	w.gate = newGate(opts, buf, w.sched)
+	w.flusher.gate = w.gate
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.hardStop = cancel
@@ -181,8 +184,29 @@ func (w *Writer) added(n, size int) {
 	w.stats.added.Add(int64(n))
 	w.stats.bufferSize.Set(int64(size))
 	w.sched.added(size)
-	w.yield.afterAdd(w.stats.added.Get(), n, size)
+	w.gate.Observe(size)
 }
+
+// newGate sets the water marks of backpressure on the buffer. When the gate closes the
+// flush loop is woken, so that a buffer whose high-water mark is below a full batch is
+// written at once rather than at the next flush interval.
+func newGate(opts Options, buf Buffer, sched *scheduler) *flowgate.Gate {
+	limit := float64(buf.Cap())
+	high := max(1, int(math.Ceil(opts.HighWater*limit)))
+	low := min(high-1, int(opts.LowWater*limit))
+	return flowgate.New(high, low, buf.Len, sched.kick)
+}
+
+// WaitForRoom blocks while the output keeps up with its sink (its writes succeed and it is
+// not backing off) and its buffer is above the high-water mark, until the buffer falls to
+// the low-water mark, the output fails or closes, or ctx ends; it then returns ctx's error.
+// A listener that can push back on its senders calls it before it adds more, so a sender
+// that outruns a healthy sink is slowed instead of having its oldest metrics evicted. An
+// output that fails never holds anyone back: its buffer evicts, and counts, instead.
+func (w *Writer) WaitForRoom(ctx context.Context) error { return w.gate.Wait(ctx) }
+
+// HoldsBack reports whether WaitForRoom would block now.
+func (w *Writer) HoldsBack() bool { return w.gate.Closed() }
 
 // WritingFor is how long the flush loop has been writing its current round of batches at
 // now, and false while it waits for the next flush or backs off. Each attempt is bounded by the
@@ -229,6 +253,7 @@ func (w *Writer) UnregisterStats() { w.stats.unregister() }
 func (w *Writer) Close(ctx context.Context) error {
 	w.closeOnce.Do(func() {
 		w.closed.Store(true)
+		w.gate.Disable()  // nobody waits on an output that is going away
 		close(w.stopping) // soft: the flush loop drains
 		select {
 		case <-w.done:

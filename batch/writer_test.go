@@ -471,7 +471,7 @@ func TestSchedulerWaitsAndWakesOnAFullBatch(t *testing.T) {
 		defer s.close()
 		stop := make(chan struct{})
 		size := 0
-		buffered := func() int { return size }
+		buffered := func() bool { return size >= 3 }
 
 		start := time.Now()
 		require.True(t, s.wait(stop, buffered))

@@ -58,7 +58,8 @@ func DefaultAgentConfig() AgentConfig {
 		MetricBatchSize:   1000,
 		MetricBufferLimit: 10000,
 		ShutdownTimeout:   morse.Duration(10 * time.Second),
-		BufferConfig:      BufferConfig{Strategy: BufferMemory, DiskSync: "1s", Drain: DrainOldestFirst},
+		BufferConfig: BufferConfig{Strategy: BufferMemory, DiskSync: "1s", Drain: DrainOldestFirst,
+			HighWater: defaultHighWater, LowWater: defaultLowWater},
 	}
 }
 

@@ -28,6 +28,13 @@ type BufferConfig struct {
 	// Drain is "oldest_first" (the default) or "newest_first": after an outage, write the
 	// newest metrics first, so that dashboards show the present at once, and backfill.
 	Drain string `toml:"buffer_drain"`
+	// HighWater and LowWater are backpressure's water marks, as fractions of
+	// metric_buffer_limit (0.8 and 0.6). While an output keeps up with its sink and its
+	// buffer holds more than HighWater of its limit, the listeners that feed it and can push
+	// back (TCP, unix, HTTP) stop taking more until it is down to LowWater. An output whose
+	// writes fail never holds them back.
+	HighWater float64 `toml:"buffer_high_water"`
+	LowWater  float64 `toml:"buffer_low_water"`
 }
 
 // The buffer strategies and drain orders.
@@ -60,7 +67,32 @@ func (b BufferConfig) Over(parent BufferConfig) BufferConfig {
 	if b.Drain == "" {
 		b.Drain = parent.Drain
 	}
+	if b.HighWater == 0 {
+		b.HighWater = parent.HighWater
+	}
+	if b.LowWater == 0 {
+		b.LowWater = parent.LowWater
+	}
 	return b
+}
+
+// Default water marks of backpressure, as fractions of metric_buffer_limit.
+const (
+	defaultHighWater = 0.8
+	defaultLowWater  = 0.6
+)
+
+// WaterMarks returns the water marks with their defaults applied. A high-water mark set at
+// or below the default low one brings the low one down to three quarters of it.
+func (b BufferConfig) WaterMarks() (high, low float64) {
+	high, low = b.HighWater, b.LowWater
+	if high == 0 {
+		high = defaultHighWater
+	}
+	if low == 0 {
+		low = min(defaultLowWater, 0.75*high)
+	}
+	return high, low
 }
 
 // SyncInterval reads DiskSync: the interval, or zero for "never".
@@ -97,6 +129,10 @@ func (b BufferConfig) problems() []problem {
 	}
 	if _, err := b.SyncInterval(); err != nil {
 		probs = append(probs, problem{"buffer_disk_sync", err.Error()})
+	}
+	if high, low := b.WaterMarks(); high < 0 || high > 1 || low < 0 || low >= high {
+		probs = append(probs, problem{"buffer_high_water", fmt.Sprintf(
+			"%g and buffer_low_water %g: need 0 <= buffer_low_water < buffer_high_water <= 1", high, low)})
 	}
 	if b.MaxBytes < 0 {
 		probs = append(probs, problem{"buffer_max_bytes", "must not be negative"})

@@ -107,6 +107,12 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"buffer_disk_sync", a.DiskSync)
 	item("After an outage write \"oldest_first\", or \"newest_first\" so the present shows at once.",
 		"buffer_drain", a.Drain)
+	high, low := a.WaterMarks()
+	item("Backpressure: while an output keeps up with its sink and its buffer holds this share of\n"+
+		"  ## metric_buffer_limit, the TCP, unix and HTTP listeners feeding it wait before taking more.",
+		"buffer_high_water", high)
+	item("... until the buffer is down to this share. A failing output never holds listeners back.",
+		"buffer_low_water", low)
 	item("Pass aggregators' summaries straight to the outputs, not through the processors again.",
 		"skip_processors_after_aggregators", a.SkipProcessorsAfterAggregators)
 }

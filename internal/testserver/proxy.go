@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,6 +31,7 @@ type Proxy struct {
 	requests atomic.Int64 // every request a client sent
 	refused  atomic.Int64 // requests closed unanswered because the proxy was cut
 	stored   atomic.Int64 // lines of /write bodies the server answered 2xx for
+	delay    atomic.Int64 // nanoseconds each forwarded request waits first: a slow sink
 }
 
 // StartProxy listens on a free loopback port and forwards to target (host:port). It is
@@ -50,6 +52,9 @@ func (p *Proxy) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
 		if !p.cut.Load() {
+			if d := time.Duration(p.delay.Load()); d > 0 {
+				time.Sleep(d) // a slow server; the client's own timeout still applies
+			}
 			p.forward(next, w, r)
 			return
 		}
@@ -101,6 +106,10 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // URL is the proxy's address as an http URL.
 func (p *Proxy) URL() string { return "http://" + p.Addr() }
+
+// SetDelay makes every request forwarded from now on wait d before it reaches the server,
+// as a server that takes d per write would; zero forwards at once.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // Cut makes every new request fail without reaching the server, until Restore.
 func (p *Proxy) Cut() { p.cut.Store(true) }

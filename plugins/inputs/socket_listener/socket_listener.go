@@ -86,6 +86,11 @@ type SocketListener struct {
 	// InfluxTimestampPrecision is the unit of the timestamps sent: 1ns (the default), 1us,
 	// 1ms or 1s.
 	InfluxTimestampPrecision morse.Duration `toml:"influx_timestamp_precision"`
+	// Backpressure makes a stream connection (TCP, unix) stop reading while an output it
+	// feeds keeps up with its sink but holds a backlog past its buffer's high-water mark,
+	// so that the kernel's flow control slows the sender instead of the buffer evicting.
+	// False never waits. Datagrams cannot be held back and never wait.
+	Backpressure bool `toml:"backpressure"`
 	// ServerTLS turns on TLS for stream sockets (tls_cert, tls_key, tls_allowed_cacerts).
 	listener.ServerTLS
 	// TelegrafOptions are allowed_sources and the options accepted for Telegraf's configs.
@@ -138,6 +143,7 @@ func New() *SocketListener {
 		ContentEncoding:      "identity",
 		MaxDecompressionSize: defaultMaxDecompressionSize,
 		DataFormat:           "influx",
+		Backpressure:         true,
 	}
 }
 

@@ -28,6 +28,9 @@ type streamServer struct {
 	ln    net.Listener // raw behind the connection cap and TLS
 	conns listener.ConnSet
 	done  chan struct{} // closed when the accept loop has ended
+	// ctx ends when the listener stops, releasing connections that wait for room.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // listenStream binds the stream socket and starts accepting.
@@ -55,6 +58,7 @@ func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, err
 		ln = tls.NewListener(ln, s.tlsCfg)
 	}
 	srv := &streamServer{sl: s, acc: acc, raw: raw, ln: ln, done: make(chan struct{})}
+	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	go srv.serve()
 	return srv, nil
 }
@@ -122,6 +126,7 @@ func (srv *streamServer) serve() {
 
 // close stops accepting, closes every connection and waits for every goroutine.
 func (srv *streamServer) close() {
+	srv.cancel()
 	_ = srv.ln.Close()
 	<-srv.done
 	srv.conns.CloseAndWait()
@@ -150,16 +155,42 @@ func (srv *streamServer) handle(conn net.Conn) {
 		defer gz.Close()
 		r = gz
 	}
-	emit := func(m morse.Metric) {
-		cr.pending++
-		srv.acc.AddMetric(m)
-	}
+	emit := srv.emitter(cr)
 	err := sl.parser.ParseReader(r, emit, func(e influx.LineError) {
 		cr.pending++
 		sl.lineError(e, from)
 	})
 	if err != nil {
 		srv.readError(from, "connection ended", err)
+	}
+}
+
+// waitEvery is how many metrics a connection adds between two waits for room. Between two
+// waits each connection may add this many past the high-water mark, so with the default
+// marks a hundred connections sending at once still fit below the buffer's limit. A wait
+// costs a few atomic loads while there is room, against a microsecond or so to parse a line.
+const waitEvery = 16
+
+// emitter returns the function the parser hands each metric of the connection to. With
+// backpressure, it waits for room every waitEvery metrics: the connection is not read while
+// it waits, so the sender is slowed by the kernel's flow control.
+func (srv *streamServer) emitter(cr *connReader) func(morse.Metric) {
+	rw, ok := srv.acc.(morse.RoomWaiter)
+	if !srv.sl.Backpressure || !ok {
+		return func(m morse.Metric) {
+			cr.pending++
+			srv.acc.AddMetric(m)
+		}
+	}
+	n := 0
+	return func(m morse.Metric) {
+		cr.pending++
+		if n++; n == waitEvery {
+			n = 0
+			// An error means the listener is stopping; the metric is still added.
+			_ = rw.WaitForRoom(srv.ctx)
+		}
+		srv.acc.AddMetric(m)
 	}
 }
 
