@@ -127,14 +127,20 @@ func (lr *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// gate is the last reader of the chain: before each read it waits, if the outputs have no
-// room, within the request's wait budget. It reads nothing more of the body while it waits,
-// so a sender that outruns the outputs is held back by TCP's flow control. While it waits it
-// extends the connection's deadlines by as long as it waited, so that read_timeout and
+// waitEvery is how many metrics a write adds between two waits for room, as the TCP
+// listener does: a chunk holds hundreds of lines, and a dozen writes adding a whole chunk
+// each after one look at the outputs would overrun the room between their water marks.
+const waitEvery = 16
+
+// gate waits for room in the outputs, within the request's wait budget: before each read of
+// the body, and every waitEvery metrics. It reads nothing more of the body while it waits,
+// so a sender that outruns the outputs is held back by TCP's flow control. While it waits
+// it extends the connection's deadlines by as long as it waited, so that read_timeout and
 // write_timeout bound the reading and the answering, not the waiting on a healthy output.
+// Once the budget is spent it refuses the rest of the body: Read fails with errBusy, and
+// metrics parsed from what was already read are not added.
 type gate struct {
 	src    io.Reader
-	ctx    context.Context
 	acc    morse.Accumulator
 	rc     *http.ResponseController
 	start  time.Time     // when the request was handed over, which the deadlines count from
@@ -143,41 +149,93 @@ type gate struct {
 	budget time.Duration // backpressure_max_wait
 	waited time.Duration
 	wait   *selfstat.Counter // nanoseconds waited, for every request
+	ctx    waitCtx
+	err    error // why the rest of the body is refused
 }
 
 // Read waits for room, then reads.
 func (g *gate) Read(p []byte) (int, error) {
-	if err := g.hold(); err != nil {
-		return 0, err
+	if g.hold(); g.err != nil {
+		return 0, g.err
 	}
 	return g.src.Read(p)
 }
 
-// hold waits for room in the outputs with what is left of the budget.
-func (g *gate) hold() error {
+// hold waits for room in the outputs with what is left of the budget; on failure it sets
+// g.err.
+func (g *gate) hold() {
+	if g.err != nil {
+		return
+	}
 	left := g.budget - g.waited
 	if left <= 0 {
-		return errBusy
+		g.err = errBusy
+		return
 	}
-	ctx, cancel := context.WithTimeout(g.ctx, left)
-	begun := time.Now()
-	err := morse.WaitForRoom(ctx, g.acc)
-	cancel()
-	d := time.Since(begun)
+	g.ctx.left = left
+	err := morse.WaitForRoom(&g.ctx, g.acc)
+	d, blocked := g.ctx.end()
+	if !blocked {
+		return // the outputs had room: no timer, no clock read
+	}
 	g.waited += d
 	g.wait.Add(int64(d))
-	if d >= time.Millisecond {
-		// A deadline set before the wait would not do: if the wait ends early, the
-		// deadline would be later than read_timeout allows.
-		_ = g.rc.SetReadDeadline(g.start.Add(g.read + g.waited))
-		_ = g.rc.SetWriteDeadline(g.start.Add(g.write + g.waited))
-	}
+	// A deadline set before the wait would not do: if the wait ends early, the deadline
+	// would be later than read_timeout allows.
+	_ = g.rc.SetReadDeadline(g.start.Add(g.read + g.waited))
+	_ = g.rc.SetWriteDeadline(g.start.Add(g.write + g.waited))
 	switch {
 	case err == nil:
-		return nil
-	case g.ctx.Err() != nil:
-		return fmt.Errorf("the request ended while it waited for room: %w", g.ctx.Err())
+	case g.ctx.Context.Err() != nil:
+		g.err = fmt.Errorf("the request ended while it waited for room: %w", g.ctx.Context.Err())
+	default:
+		g.waited = g.budget // the wait ended by the budget, maybe a little early by the clock
+		g.err = errBusy
 	}
-	g.waited = g.budget // the wait ended by the budget, maybe a little early by the clock
-	return errBusy
+}
+
+// waitCtx is the context of one wait for room: the request's context, which also ends when
+// the wait budget runs out. A RoomWaiter looks at its context only when it has to block, so
+// the timer and the clock are started then: a wait that returns at once, the usual case,
+// costs neither.
+type waitCtx struct {
+	context.Context // the request's
+	left            time.Duration
+
+	mu     sync.Mutex
+	timed  context.Context
+	cancel context.CancelFunc
+	begun  time.Time
+}
+
+// arm starts the budget's timer, once per wait.
+func (c *waitCtx) arm() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timed == nil {
+		c.begun = time.Now()
+		c.timed, c.cancel = context.WithTimeout(c.Context, c.left)
+	}
+	return c.timed
+}
+
+// Done is the budget's, or the request's, end.
+func (c *waitCtx) Done() <-chan struct{} { return c.arm().Done() }
+
+// Err is why the wait's context ended.
+func (c *waitCtx) Err() error { return c.arm().Err() }
+
+// Deadline is when the budget runs out, if not the request's deadline before.
+func (c *waitCtx) Deadline() (time.Time, bool) { return c.arm().Deadline() }
+
+// end stops the timer and says how long the wait was, if it blocked.
+func (c *waitCtx) end() (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timed == nil {
+		return 0, false
+	}
+	c.cancel()
+	c.timed, c.cancel = nil, nil
+	return time.Since(c.begun), true
 }

@@ -23,6 +23,7 @@ type counting struct{ n atomic.Int64 }
 func (c *counting) AddMetric(morse.Metric)                                            { c.n.Add(1) }
 func (c *counting) AddFields(string, map[string]any, map[string]string, ...time.Time) { c.n.Add(1) }
 func (c *counting) AddError(error)                                                    {}
+func (c *counting) added() int64                                                      { return c.n.Load() }
 
 // handlerOnly returns the listener's handler without a network, for the fuzz target and the
 // benchmark.

@@ -37,12 +37,15 @@ func (h *handler) serveWrite(w http.ResponseWriter, r *http.Request, v2 bool) {
 		return
 	}
 	defer release()
+	var g *gate
 	if h.waits {
-		body = &gate{src: body, ctx: r.Context(), acc: h.acc, rc: http.NewResponseController(w), start: time.Now(),
+		g = &gate{src: body, acc: h.acc, rc: http.NewResponseController(w), start: time.Now(),
 			read: time.Duration(h.l.ReadTimeout), write: time.Duration(h.l.WriteTimeout),
 			budget: time.Duration(h.l.BackpressureMaxWait), wait: h.l.c.waitNs}
+		g.ctx.Context = r.Context()
+		body = g
 	}
-	out, err := h.parse(body, t)
+	out, err := h.parse(body, t, g)
 	h.l.c.lines.Add(int64(out.lines))
 	h.l.c.parseErr.Add(int64(out.errors))
 	h.l.c.tooLong.Add(int64(out.tooLong))
@@ -162,8 +165,9 @@ func (o outcome) kept() string {
 
 // parse parses a body as it arrives and hands each metric to the accumulator, with the
 // database and retention policy tags when they are configured. The error is the body's
-// read error, if any; the complete lines before it were parsed and kept.
-func (h *handler) parse(body io.Reader, t target) (outcome, error) {
+// read error, if any; the complete lines before it were parsed and kept. With g, it waits
+// for room every waitEvery metrics, and once g refuses the rest, adds nothing more.
+func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
 	emit := h.acc.AddMetric
 	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
 	dbTag, rpTag := h.l.DatabaseTag, h.l.RetentionPolicyTag
@@ -185,6 +189,19 @@ func (h *handler) parse(body io.Reader, t target) (outcome, error) {
 		o.lines++
 		o.metrics++
 		emit(m)
+	}
+	if g != nil {
+		count = func(m morse.Metric) {
+			if g.err != nil {
+				return // the rest of a chunk read before the write was refused
+			}
+			o.lines++
+			o.metrics++
+			emit(m)
+			if o.metrics%waitEvery == 0 {
+				g.hold()
+			}
+		}
 	}
 	onErr := func(e influx.LineError) {
 		o.lines++
