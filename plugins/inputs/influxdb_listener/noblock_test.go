@@ -27,6 +27,20 @@ func (hungOutput) Write(ctx context.Context, _ []morse.Metric) error {
 }
 func (hungOutput) WriteTimeout() time.Duration { return 100 * time.Millisecond }
 
+// runAgent runs the agent of cfg, whose input l is, until the test ends, and returns once l
+// listens.
+func runAgent(t *testing.T, cfg *config.Config, l *InfluxDBListener) *agent.Agent {
+	t.Helper()
+	ag, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: quiet()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ag.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { return l.Addr() != nil }, waitFor, time.Millisecond)
+	return ag
+}
+
 // TestAHungOutputNeverBlocksTheListener: with the only output's sink hung and its buffer
 // full, every write is answered 204, and the buffer evicts exactly what it cannot hold: all
 // lines but the 100 it holds and the batch of 10 in a write, if one is. An output is taken to
@@ -40,13 +54,7 @@ func TestAHungOutputNeverBlocksTheListener(t *testing.T) {
 	cfg.AddInput("influxdb_listener", l)
 	oc := cfg.AddOutput("hung", hungOutput{})
 	oc.BatchSize, oc.BufferLimit, oc.FlushInterval = 10, 100, time.Hour
-	agent, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: quiet()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- agent.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	require.Eventually(t, func() bool { return l.Addr() != nil }, waitFor, time.Millisecond)
+	agent := runAgent(t, cfg, l)
 
 	c := newClient(t, l.Addr(), nil)
 	begun := time.Now()

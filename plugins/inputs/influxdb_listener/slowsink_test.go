@@ -1,7 +1,6 @@
 package influxdblistener
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testutil"
 )
@@ -33,17 +31,7 @@ func TestASlowSinkSlowsTheHTTPSender(t *testing.T) {
 	}}
 	oc := cfg.AddOutput("slow", sink)
 	oc.BatchSize, oc.BufferLimit = 500, 2000
-	ag, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: quiet()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ag.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-ag.Ready():
-	case <-time.After(waitFor):
-		t.Fatal("the agent did not start")
-	}
+	ag := runAgent(t, cfg, l)
 
 	const senders, bodies, perBody = 2, 10, 1000
 	c := newClient(t, l.Addr(), nil)
