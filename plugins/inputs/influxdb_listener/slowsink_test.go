@@ -34,7 +34,36 @@ func TestASlowSinkSlowsTheHTTPSender(t *testing.T) {
 	ag := runAgent(t, cfg, l)
 
 	const senders, bodies, perBody = 2, 10, 1000
-	c := newClient(t, l.Addr(), nil)
+	took := sendFlatOut(t, newClient(t, l.Addr(), nil), senders, bodies, perBody)
+	const lines = senders * bodies * perBody
+	require.Eventually(t, func() bool {
+		_, written := sink.Snapshot()
+		return len(written) == lines
+	}, 10*time.Second, 10*time.Millisecond, "every line reaches the sink: %+v", ag.Outputs()[0].Stats)
+	st := ag.Outputs()[0].Stats
+	require.Zero(t, st.Dropped, "nothing evicted while the sink keeps up")
+	require.Equal(t, int64(lines), st.Written)
+	_, written := sink.Snapshot()
+	seen := make(map[int64]bool, lines)
+	for _, m := range written {
+		v, _ := m.Field("n")
+		seen[v.Int()] = true
+	}
+	require.Len(t, seen, lines, "each line once")
+	held := time.Duration(l.c.waitNs.Get())
+	t.Logf("senders took %v, held back %v in all, %d refused", took, held, l.c.busy.Get())
+	// Unslowed, 20,000 lines take a few tens of milliseconds; the sink needs at least
+	// (20,000 - 2,000 buffered) / 2,500 per second a write in flight.
+	require.Greater(t, took, time.Second, "the senders were slowed")
+	require.Greater(t, held, time.Second, "the listener held their writes back")
+	require.Zero(t, l.c.busy.Get(), "no write waited past backpressure_max_wait")
+}
+
+// sendFlatOut has senders clients send bodies writes of perBody lines each, each line with
+// its own number n, as fast as they are answered; every answer must be 204. It returns how
+// long they took.
+func sendFlatOut(t *testing.T, c *client, senders, bodies, perBody int) time.Duration {
+	t.Helper()
 	begun := time.Now()
 	var wg sync.WaitGroup
 	answers := make([][]answer, senders)
@@ -61,26 +90,5 @@ func TestASlowSinkSlowsTheHTTPSender(t *testing.T) {
 			require.Equal(t, http.StatusNoContent, a.status, "sender %d, body %d: %s", s, b, a.body)
 		}
 	}
-	const lines = senders * bodies * perBody
-	require.Eventually(t, func() bool {
-		_, written := sink.Snapshot()
-		return len(written) == lines
-	}, 10*time.Second, 10*time.Millisecond, "every line reaches the sink: %+v", ag.Outputs()[0].Stats)
-	st := ag.Outputs()[0].Stats
-	require.Zero(t, st.Dropped, "nothing evicted while the sink keeps up")
-	require.Equal(t, int64(lines), st.Written)
-	_, written := sink.Snapshot()
-	seen := make(map[int64]bool, lines)
-	for _, m := range written {
-		v, _ := m.Field("n")
-		seen[v.Int()] = true
-	}
-	require.Len(t, seen, lines, "each line once")
-	held := time.Duration(l.c.waitNs.Get())
-	t.Logf("senders took %v, held back %v in all, %d refused", took, held, l.c.busy.Get())
-	// Unslowed, 20,000 lines take a few tens of milliseconds; the sink needs at least
-	// (20,000 - 2,000 buffered) / 2,500 per second a write in flight.
-	require.Greater(t, took, time.Second, "the senders were slowed")
-	require.Greater(t, held, time.Second, "the listener held their writes back")
-	require.Zero(t, l.c.busy.Get(), "no write waited past backpressure_max_wait")
+	return took
 }
