@@ -39,15 +39,11 @@ func (ri *runningInput) fanOutBatch(ms []morse.Metric, st *agentState) {
 }
 
 // addBatch buffers ms as add would each of them, and reports whether it buffered any.
-// Metrics that this output's filter must judge, or that it must expand, take add's way one
-// by one, so that ms is never changed.
+// Metrics that this output's filter must judge, or that it must expand, go through
+// addFiltered, so that ms is never changed.
 func (ro *runningOutput) addBatch(ms []morse.Metric) bool {
 	if ro.cfg.Filter != nil || !ro.writesLines() {
-		took := false
-		for _, m := range ms {
-			took = ro.add(m) || took
-		}
-		return took
+		return ro.addFiltered(ms) > 0
 	}
 	_ = ro.w.WriteBatch(ms) // ErrClosed during a reload's hand-over is already counted
 	return len(ms) > 0

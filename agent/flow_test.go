@@ -81,11 +81,19 @@ func TestWaitForRoomOnlyForOutputsTheInputFeeds(t *testing.T) {
 
 		released := make(chan error, 1)
 		go func() { released <- morse.WaitForRoom(context.Background(), pa.acc) }()
-		for range 3 { // three batches written: the ring is down to the low-water mark
-			slow.release <- struct{}{}
+		synctest.Wait() // it waits before the first batch is released
+		// Write batches until the ring is down to the low-water mark and pa is let go.
+		for waiting := true; waiting; {
+			select {
+			case err := <-released:
+				require.NoError(t, err)
+				waiting = false
+			case slow.release <- struct{}{}:
+			}
 		}
-		require.NoError(t, <-released)
-		require.LessOrEqual(t, a.state.Load().outputs[0].w.Stats().BufferSize, 60)
+		st := a.state.Load().outputs[0].w.Stats()
+		require.LessOrEqual(t, st.BufferSize, 60, "%+v", st)
+		require.Zero(t, st.WriteErrors, "pa was let go by the room made, not by a failure")
 		close(slow.release)
 		require.NoError(t, stop())
 

@@ -102,8 +102,16 @@ func (g *Gate) update() {
 	}
 	switch {
 	case hold && !was:
-		g.opened = make(chan struct{})
 		g.closed.Store(true)
+		// The backlog may have drained between reading it and closing, with each Observe
+		// of the draining still seeing the gate open: read it again now that the gate
+		// is closed, or nobody might ever open it.
+		if g.level() <= g.low {
+			g.closed.Store(false)
+			hold = false
+			break
+		}
+		g.opened = make(chan struct{}) // Wait reads it under mu, so never the old one
 	case !hold && was:
 		g.closed.Store(false)
 		close(g.opened)

@@ -16,10 +16,12 @@ type backlog struct {
 	g *Gate
 }
 
-func newBacklog(high, low int) (*backlog, *int) {
+// newBacklog returns a backlog and the number of times its gate closed. onClose runs
+// outside the gate's lock, from whichever goroutine closed it, so it counts atomically.
+func newBacklog(high, low int) (*backlog, *atomic.Int64) {
 	b := &backlog{}
-	closes := new(int)
-	b.g = New(high, low, func() int { return int(b.n.Load()) }, func() { *closes++ })
+	closes := new(atomic.Int64)
+	b.g = New(high, low, func() int { return int(b.n.Load()) }, func() { closes.Add(1) })
 	return b, closes
 }
 
@@ -76,10 +78,10 @@ func TestGateTrustsTheLevelNotAStaleHint(t *testing.T) {
 	b.n.Store(10) // the backlog is low; a caller reports a size it saw earlier
 	b.g.Observe(90)
 	require.False(t, b.g.Closed())
-	require.Zero(t, *closes)
+	require.Zero(t, closes.Load())
 	b.set(85)
 	require.True(t, b.g.Closed())
-	require.Equal(t, 1, *closes, "the owner hears of the closing once")
+	require.Equal(t, int64(1), closes.Load(), "the owner hears of the closing once")
 	b.n.Store(70)
 	b.g.Observe(10)
 	require.True(t, b.g.Closed(), "a stale low hint does not open it")
@@ -138,7 +140,7 @@ func TestGateConcurrent(t *testing.T) {
 			default:
 			}
 			if n := b.n.Load(); n > 0 {
-				b.set(int(b.n.Add(-min(n, 50))))
+				b.g.Observe(int(b.n.Add(-min(n, 50))))
 			}
 		}
 	})

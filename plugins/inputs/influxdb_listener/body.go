@@ -128,9 +128,10 @@ func (lr *limitReader) Read(p []byte) (int, error) {
 }
 
 // waitEvery is how many metrics a write adds between two waits for room, as the TCP
-// listener does: a chunk holds hundreds of lines, and a dozen writes adding a whole chunk
-// each after one look at the outputs would overrun the room between their water marks.
-const waitEvery = 16
+// listener does (its addEvery): a chunk holds hundreds of lines, and a dozen writes adding
+// a whole chunk each after one look at the outputs would overrun the room between their
+// water marks. The metrics are handed over in batches of as many, before each wait.
+const waitEvery = 32
 
 // gate waits for room in the outputs, within the request's wait budget: before each read of
 // the body, and every waitEvery metrics. It reads nothing more of the body while it waits,
@@ -149,8 +150,10 @@ type gate struct {
 	budget time.Duration // backpressure_max_wait
 	waited time.Duration
 	wait   *selfstat.Counter // nanoseconds waited, for every request
-	ctx    waitCtx
-	err    error // why the rest of the body is refused
+	// beforeWait hands over the metrics parsed so far, before each wait for room.
+	beforeWait func()
+	ctx        waitCtx
+	err        error // why the rest of the body is refused
 }
 
 // Read waits for room, then reads.
@@ -171,6 +174,9 @@ func (g *gate) hold() {
 	if left <= 0 {
 		g.err = errBusy
 		return
+	}
+	if g.beforeWait != nil {
+		g.beforeWait()
 	}
 	g.ctx.left = left
 	err := morse.WaitForRoom(&g.ctx, g.acc)

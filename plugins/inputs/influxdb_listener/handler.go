@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
@@ -32,11 +33,15 @@ type handler struct {
 	// waits is set when writes wait for room in the outputs: backpressure is on and the
 	// accumulator can tell (morse.RoomWaiter).
 	waits bool
+	// batches are the *morse.MetricBatch a write gathers its metrics in, one per write
+	// being parsed, reused from one write to the next.
+	batches sync.Pool
 }
 
 func newHandler(l *InfluxDBListener, acc morse.Accumulator) *handler {
 	_, rw := acc.(morse.RoomWaiter)
 	h := &handler{l: l, acc: acc, waits: l.Backpressure && rw}
+	h.batches.New = func() any { return morse.NewMetricBatch(acc, metricBatchSize) }
 	if la, ok := acc.(morse.LineAccumulator); ok {
 		h.lineMode = la.PrefersLines
 	}

@@ -163,12 +163,26 @@ func (o outcome) kept() string {
 	return s
 }
 
-// parse parses a body as it arrives and hands each metric to the accumulator, with the
-// database and retention policy tags when they are configured. The error is the body's
-// read error, if any; the complete lines before it were parsed and kept. With g, it waits
-// for room every waitEvery metrics, and once g refuses the rest, adds nothing more.
+// metricBatchSize is how many metrics of a write are handed to the accumulator at once:
+// an output's disk buffer writes each hand-over as one record, with one write(2), and a
+// memory buffer takes its lock once for it. With backpressure, the metrics are handed over
+// before each wait for room instead, every waitEvery metrics.
+const metricBatchSize = 1000
+
+// parse parses a body as it arrives and hands its metrics to the accumulator, with the
+// database and retention policy tags when they are configured, in batches; all of them
+// before it returns, so that the write is answered only once its metrics are buffered. The
+// error is the body's read error, if any; the complete lines before it were parsed and
+// kept. With g, it waits for room every waitEvery metrics, and once g refuses the rest,
+// adds nothing more.
 func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
-	emit := h.acc.AddMetric
+	mb := h.batches.Get().(*morse.MetricBatch)
+	defer h.batches.Put(mb)
+	defer mb.Flush()
+	if g != nil {
+		g.beforeWait = mb.Flush // a metric held in the batch would wait with the write
+	}
+	emit := mb.Add
 	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
 	dbTag, rpTag := h.l.DatabaseTag, h.l.RetentionPolicyTag
 	if (dbTag != "" && t.db != "") || (rpTag != "" && t.rp != "") {
@@ -181,7 +195,7 @@ func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
 			if rpTag != "" && t.rp != "" {
 				m = m.WithTag(rpTag, t.rp)
 			}
-			h.acc.AddMetric(m)
+			mb.Add(m)
 		}
 	}
 	var o outcome

@@ -155,7 +155,13 @@ func (srv *streamServer) handle(conn net.Conn) {
 		defer gz.Close()
 		r = gz
 	}
-	emit := srv.emitter(cr)
+	sink := srv.newConnSink()
+	cr.beforeRead = sink.flush
+	defer sink.flush()
+	emit := func(m morse.Metric) {
+		cr.pending++
+		sink.add(m)
+	}
 	err := sl.parser.ParseReader(r, emit, func(e influx.LineError) {
 		cr.pending++
 		sl.lineError(e, from)
@@ -165,33 +171,48 @@ func (srv *streamServer) handle(conn net.Conn) {
 	}
 }
 
-// waitEvery is how many metrics a connection adds between two waits for room. Between two
-// waits each connection may add this many past the high-water mark, so with the default
-// marks a hundred connections sending at once still fit below the buffer's limit. A wait
-// costs a few atomic loads while there is room, against a microsecond or so to parse a line.
-const waitEvery = 16
+// addEvery is how many metrics a connection gathers before it hands them to the outputs in
+// one call, and, with backpressure, waits for room first. A disk buffer writes one record
+// per call, so metric by metric it would make a system call per line. Between two waits
+// each connection may add this many past the high-water mark, so with the default marks
+// about 60 connections sending at once still fit below the buffer's limit. A wait costs a
+// few atomic loads while there is room, against a microsecond or so to parse a line.
+const addEvery = 32
 
-// emitter returns the function the parser hands each metric of the connection to. With
-// backpressure, it waits for room every waitEvery metrics: the connection is not read while
-// it waits, so the sender is slowed by the kernel's flow control.
-func (srv *streamServer) emitter(cr *connReader) func(morse.Metric) {
-	rw, ok := srv.acc.(morse.RoomWaiter)
-	if !srv.sl.Backpressure || !ok {
-		return func(m morse.Metric) {
-			cr.pending++
-			srv.acc.AddMetric(m)
-		}
+// connSink takes the metrics the parser finds on one connection and adds them in batches.
+// It is flushed before every read of the connection, so no metric waits for the sender's
+// next line; with backpressure it waits for room before each batch, and the connection is
+// not read while it waits, so the kernel's flow control slows the sender.
+type connSink struct {
+	batch *morse.MetricBatch
+	rw    morse.RoomWaiter // nil without backpressure
+	ctx   context.Context  // ends when the listener stops
+	n     int
+}
+
+func (srv *streamServer) newConnSink() *connSink {
+	cs := &connSink{batch: morse.NewMetricBatch(srv.acc, addEvery), ctx: srv.ctx}
+	if rw, ok := srv.acc.(morse.RoomWaiter); ok && srv.sl.Backpressure {
+		cs.rw = rw
 	}
-	n := 0
-	return func(m morse.Metric) {
-		cr.pending++
-		if n++; n == waitEvery {
-			n = 0
-			// An error means the listener is stopping; the metric is still added.
-			_ = rw.WaitForRoom(srv.ctx)
-		}
-		srv.acc.AddMetric(m)
+	return cs
+}
+
+func (cs *connSink) add(m morse.Metric) {
+	if cs.rw != nil && cs.n == 0 {
+		// An error means the listener is stopping; the metrics are still added.
+		_ = cs.rw.WaitForRoom(cs.ctx)
 	}
+	cs.batch.Add(m)
+	if cs.n++; cs.n == addEvery {
+		cs.n = 0 // the batch flushed itself
+	}
+}
+
+// flush adds what the sink holds.
+func (cs *connSink) flush() {
+	cs.batch.Flush()
+	cs.n = 0
 }
 
 // readError logs why a connection ended, unless the listener closed it or the sender closed
@@ -220,10 +241,15 @@ type connReader struct {
 	bytes   *selfstat.Counter
 	lines   *selfstat.Counter
 	pending int64 // lines parsed since the last flush; touched by the parsing goroutine only
+	// beforeRead hands over the metrics parsed so far, before a read that may block.
+	beforeRead func()
 }
 
 // Read reads from the connection within the idle timeout, counting what it read.
 func (r *connReader) Read(p []byte) (int, error) {
+	if r.beforeRead != nil {
+		r.beforeRead()
+	}
 	r.flush()
 	if r.timeout > 0 {
 		if err := r.conn.SetReadDeadline(time.Now().Add(r.timeout)); err != nil {
