@@ -32,6 +32,8 @@ func TestTelegrafOptionsLoad(t *testing.T) {
   tls_cert = "cert.pem"
   tls_key = "key.pem"
   tls_allowed_cacerts = ["ca.pem"]
+  backpressure = false
+  backpressure_max_wait = "2500ms"
 `)}}})
 	require.NoError(t, err)
 	l := cfg.Inputs[0].Plugin.(*InfluxDBListener)
@@ -45,6 +47,8 @@ func TestTelegrafOptionsLoad(t *testing.T) {
 	require.True(t, l.BasicPassword.Matches("pa55"))
 	require.True(t, l.Token.Matches("t0k"))
 	require.Equal(t, []string{"ca.pem"}, l.AllowedCACerts)
+	require.False(t, l.Backpressure)
+	require.Equal(t, morse.Duration(2500*time.Millisecond), l.BackpressureMaxWait)
 	dump := fmt.Sprintf("%v %+v", l, l)
 	require.NotContains(t, dump, "pa55")
 	require.NotContains(t, dump, "t0k")

@@ -30,13 +30,17 @@ type handler struct {
 	// lineMode is the accumulator's PrefersLines, when it has one: lines that go unchanged
 	// to outputs that write line protocol need not be taken apart.
 	lineMode func() bool
+	// waits is set when writes wait for room in the outputs: backpressure is on and the
+	// accumulator can tell (morse.RoomWaiter).
+	waits bool
 	// batches are the *morse.MetricBatch a write gathers its metrics in, one per write
 	// being parsed, reused from one write to the next.
 	batches sync.Pool
 }
 
 func newHandler(l *InfluxDBListener, acc morse.Accumulator) *handler {
-	h := &handler{l: l, acc: acc}
+	_, rw := acc.(morse.RoomWaiter)
+	h := &handler{l: l, acc: acc, waits: l.Backpressure && rw}
 	h.batches.New = func() any { return morse.NewMetricBatch(acc, metricBatchSize) }
 	if la, ok := acc.(morse.LineAccumulator); ok {
 		h.lineMode = la.PrefersLines
@@ -192,6 +196,21 @@ func httpError(w http.ResponseWriter, msg string, code int) {
 	b, _ := json.Marshal(struct {
 		Error string `json:"error"`
 	}{msg})
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// httpErrorV2 answers as InfluxDB 2.x does, {"code":"...","message":"..."}, for the 413 and
+// 503 of /api/v2/write, whose code v2 clients read to decide whether to retry. The 400
+// answers on that endpoint keep InfluxDB 1.8's shape, which is what 1.8 gives there.
+func httpErrorV2(w http.ResponseWriter, msg, code string, status int) {
+	hdr := w.Header()
+	hdr.Set("X-Influxdb-Error", headerValue(msg))
+	hdr["Content-Type"] = jsonHeader
+	w.WriteHeader(status)
+	b, _ := json.Marshal(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{code, msg})
 	_, _ = w.Write(append(b, '\n'))
 }
 

@@ -25,6 +25,17 @@
 // decompression, so a small gzip body that inflates beyond it gets 413, and the
 // decompression stops there. Header, read, write and idle timeouts are set, and
 // max_connections caps the open connections.
+//
+// A body is parsed as it arrives, in chunks (body.go), so a request holds a chunk and at
+// most one line of max_line_size, not its whole body. The lines parsed before a body
+// passes max_body_size are therefore kept, and the 413 says how many:
+//
+//	http: request body too large: more than max_body_size (33554432 bytes, counted after decompression); 455 lines accepted before the limit
+//
+// With backpressure on, each chunk first waits for room in the healthy outputs
+// (morse.RoomWaiter); a write that waits longer than backpressure_max_wait in all gets 503
+// with Retry-After, worded the same way. On /api/v2/write, 413 and 503 come in InfluxDB 2's
+// shape, {"code":"request too large"|"unavailable","message":"..."}.
 package influxdblistener
 
 import (
@@ -72,7 +83,9 @@ type InfluxDBListener struct {
 	WriteTimeout morse.Duration `toml:"write_timeout"`
 	// MaxBodySize is the largest body accepted, counted after decompression.
 	MaxBodySize morse.Size `toml:"max_body_size"`
-	// MaxLineSize is the longest line accepted; zero means only max_body_size bounds it.
+	// MaxLineSize is the longest line accepted; zero means the default, 1 MiB. It bounds the
+	// memory of a request: a body is parsed in chunks, and a line longer than a chunk is the
+	// only thing that makes the chunk grow.
 	MaxLineSize morse.Size `toml:"max_line_size"`
 	// MaxConnections caps the open connections; more are closed at once and counted. Zero
 	// means no cap.
@@ -94,6 +107,12 @@ type InfluxDBListener struct {
 	// ParserType picks one of Telegraf's two line protocol parsers; morse has one, so it is
 	// accepted with a warning.
 	ParserType string `toml:"parser_type"`
+	// Backpressure makes a write wait, without reading more of its body, while the healthy
+	// outputs that the listener feeds are full (morse.RoomWaiter); false never waits.
+	Backpressure bool `toml:"backpressure"`
+	// BackpressureMaxWait bounds the total wait of one write; past it the answer is 503 with
+	// Retry-After. Zero means the default, 4s.
+	BackpressureMaxWait morse.Duration `toml:"backpressure_max_wait"`
 	// ServerTLS turns on HTTPS (tls_cert, tls_key, tls_allowed_cacerts, tls_min_version).
 	listener.ServerTLS
 
@@ -116,7 +135,8 @@ type InfluxDBListener struct {
 // names that Telegraf's listener has are Telegraf's.
 type counters struct {
 	requests, writes, pings, queries, bytes, lines *selfstat.Counter
-	parseErr, tooLarge, authFail                   *selfstat.Counter
+	parseErr, tooLarge, tooLong, authFail          *selfstat.Counter
+	busy, waitNs                                   *selfstat.Counter
 	opened, closed, refused                        *selfstat.Counter
 }
 
@@ -130,14 +150,17 @@ var (
 )
 
 // New returns the plugin with its defaults: localhost port 8186, 10 s timeouts, 32 MiB
-// bodies and at most 1024 connections.
+// bodies, 1 MiB lines, at most 1024 connections, and backpressure for at most 4 s a write.
 func New() *InfluxDBListener {
 	return &InfluxDBListener{
-		ServiceAddress: "127.0.0.1:8186",
-		ReadTimeout:    defaultTimeout,
-		WriteTimeout:   defaultTimeout,
-		MaxBodySize:    defaultMaxBodySize,
-		MaxConnections: 1024,
+		ServiceAddress:      "127.0.0.1:8186",
+		ReadTimeout:         defaultTimeout,
+		WriteTimeout:        defaultTimeout,
+		MaxBodySize:         defaultMaxBodySize,
+		MaxLineSize:         defaultMaxLineSize,
+		MaxConnections:      1024,
+		Backpressure:        true,
+		BackpressureMaxWait: defaultMaxWait,
 	}
 }
 
@@ -163,7 +186,10 @@ func (l *InfluxDBListener) Validate() error {
 		errs = append(errs, morse.Errorf("max_body_size", "must not be negative (0 means the default, 32MiB)"))
 	}
 	if l.MaxLineSize < 0 {
-		errs = append(errs, morse.Errorf("max_line_size", "must not be negative (0 means no limit but max_body_size)"))
+		errs = append(errs, morse.Errorf("max_line_size", "must not be negative (0 means the default, 1MiB)"))
+	}
+	if l.BackpressureMaxWait < 0 {
+		errs = append(errs, morse.Errorf("backpressure_max_wait", "must not be negative (0 means the default, 4s)"))
 	}
 	if l.MaxConnections < 0 {
 		errs = append(errs, morse.Errorf("max_connections", "must not be negative (0 means no cap), got %d", l.MaxConnections))
@@ -176,18 +202,33 @@ func (l *InfluxDBListener) Validate() error {
 	return errors.Join(errs...)
 }
 
-// The defaults that Telegraf's zero values stand for.
+// The defaults that Telegraf's zero values stand for, and morse's own.
 const (
 	defaultMaxBodySize = morse.Size(32 << 20)
 	defaultTimeout     = morse.Duration(10 * time.Second)
+	// defaultMaxLineSize is far above any line a metrics sender writes (a few hundred
+	// bytes), and low enough that a thousand connections sending such lines at once hold a
+	// gigabyte at most. InfluxDB has no line limit, only its body limit.
+	defaultMaxLineSize = morse.Size(1 << 20)
+	// defaultMaxWait is below the 5 s timeout of Telegraf's InfluxDB outputs and of most
+	// InfluxDB clients, so that a held write gets its 503 and Retry-After before the
+	// sender gives up on it and resends it blind; the second left covers sending the body.
+	defaultMaxWait = morse.Duration(4 * time.Second)
 )
 
 // applyDefaults gives zero values Telegraf's meaning: max_body_size = 0 is 32MiB, and a
 // zero read or write timeout is 10s. Telegraf also raises a timeout below one second to
-// 10s; morse keeps such a timeout as written.
+// 10s; morse keeps such a timeout as written. max_line_size and backpressure_max_wait are
+// morse's; their zero is their default too.
 func (l *InfluxDBListener) applyDefaults() {
 	if l.MaxBodySize == 0 {
 		l.MaxBodySize = defaultMaxBodySize
+	}
+	if l.MaxLineSize == 0 {
+		l.MaxLineSize = defaultMaxLineSize
+	}
+	if l.BackpressureMaxWait == 0 {
+		l.BackpressureMaxWait = defaultMaxWait
 	}
 	if l.ReadTimeout == 0 {
 		l.ReadTimeout = defaultTimeout
@@ -238,7 +279,9 @@ func (l *InfluxDBListener) setup() error {
 	l.c = counters{
 		requests: c("requests_received"), writes: c("writes_served"), pings: c("pings_served"),
 		queries: c("queries_served"), bytes: c("bytes_received"), lines: c("lines_received"),
-		parseErr: c("parse_errors"), tooLarge: c("body_too_large"), authFail: c("authentication_failures"),
+		parseErr: c("parse_errors"), tooLarge: c("body_too_large"), tooLong: c("lines_too_long"),
+		authFail: c("authentication_failures"),
+		busy:     c("backpressure_timeouts"), waitNs: c("backpressure_wait_ns"),
 		opened: c("connections_opened"), closed: c("connections_closed"), refused: c("connections_refused"),
 	}
 	return nil

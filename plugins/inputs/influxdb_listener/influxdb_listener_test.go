@@ -182,7 +182,7 @@ func TestPingHealthQuery(t *testing.T) {
 // TestMaxLineSize rejects a line longer than max_line_size like a malformed one.
 func TestMaxLineSize(t *testing.T) {
 	l := newListener(t, func(l *InfluxDBListener) { l.MaxLineSize = 64 })
-	acc, _ := start(t, l)
+	acc, st := start(t, l)
 	c := newClient(t, l.Addr(), nil)
 	long := "m,t=" + strings.Repeat("x", 100) + " v=1 1"
 	a := c.must("POST", "/write", []byte("m v=1 1\n"+long+"\nm v=2 2\n"))
@@ -190,6 +190,9 @@ func TestMaxLineSize(t *testing.T) {
 	require.Contains(t, a.body, `"partial write: line 2: unable to parse 'm,t=xxx`)
 	require.Contains(t, a.body, `': line too long (more than 64 bytes) (1 of 3 lines rejected) dropped=1"}`)
 	require.Equal(t, 2, acc.NMetrics())
+	require.Equal(t, int64(1), st.Counter("lines_too_long").Get())
+	require.Equal(t, int64(1), st.Counter("parse_errors").Get())
+	require.Equal(t, morse.Size(1<<20), New().MaxLineSize, "the default bounds a line at 1 MiB")
 }
 
 // TestValidateNamesTheKey checks that each bad option is refused under its own key.
@@ -210,6 +213,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"parser_type", func(l *InfluxDBListener) { l.ParserType = "fast" }},
 		{"max_line_size", func(l *InfluxDBListener) { l.MaxLineSize = -1 }},
 		{"max_connections", func(l *InfluxDBListener) { l.MaxConnections = -1 }},
+		{"backpressure_max_wait", func(l *InfluxDBListener) { l.BackpressureMaxWait = -1 }},
 		{"basic_username", func(l *InfluxDBListener) { l.BasicUsername = "u" }},
 		{"basic_username", func(l *InfluxDBListener) { l.BasicPassword = "p" }},
 		{"tls_cert", func(l *InfluxDBListener) { l.Key = "key.pem" }},

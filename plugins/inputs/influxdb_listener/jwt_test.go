@@ -67,13 +67,16 @@ func TestJWTAuth(t *testing.T) {
 
 func TestZeroMeansTelegrafsDefault(t *testing.T) {
 	l := New()
-	_, err := toml.Decode("max_body_size = 0\nread_timeout = \"0s\"\nwrite_timeout = \"0s\"\n", l)
+	_, err := toml.Decode("max_body_size = 0\nread_timeout = \"0s\"\nwrite_timeout = \"0s\"\nmax_line_size = 0\nbackpressure_max_wait = \"0s\"\n", l)
 	require.NoError(t, err)
 	l.SetLogger(quiet())
 	require.NoError(t, l.Init())
 	require.Equal(t, defaultMaxBodySize, l.MaxBodySize, "0 means 32MiB, as in Telegraf")
 	require.Equal(t, defaultTimeout, l.ReadTimeout)
 	require.Equal(t, defaultTimeout, l.WriteTimeout)
+	require.Equal(t, defaultMaxLineSize, l.MaxLineSize, "morse's own: 0 means 1MiB")
+	require.Equal(t, defaultMaxWait, l.BackpressureMaxWait, "morse's own: 0 means 4s")
+	require.True(t, l.Backpressure, "on by default")
 }
 
 func TestParserTypeWarnsOnce(t *testing.T) {

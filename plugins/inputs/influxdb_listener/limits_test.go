@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,11 +19,16 @@ import (
 	"github.com/morse-agent/morse/internal/listener/listenertest"
 )
 
-var tooLarge = errorBody("http: request body too large")
+// tooLarge is the 413 answer to a body over 4 KiB that kept n lines.
+func tooLarge(n int) string {
+	return fmt.Sprintf("http: request body too large: more than max_body_size (4096 bytes, counted after decompression); %d lines accepted before the limit", n)
+}
 
 // TestBodyLimitCountsDecompressedBytes refuses bodies over max_body_size, plain, chunked
-// and gzip, where a small gzip body that inflates beyond the limit is refused too. After
-// each the listener still serves, and nothing of a refused body was delivered.
+// and gzip, where a small gzip body that inflates beyond the limit is refused too. A plain
+// body whose Content-Length is over the limit is refused before it is read; of the others,
+// the lines parsed before the limit are kept, and the answer says how many. After each the
+// listener still serves. /api/v2/write answers in InfluxDB 2's shape.
 func TestBodyLimitCountsDecompressedBytes(t *testing.T) {
 	const limit = 4 << 10
 	l := newListener(t, func(l *InfluxDBListener) { l.MaxBodySize = limit })
@@ -33,8 +39,8 @@ func TestBodyLimitCountsDecompressedBytes(t *testing.T) {
 
 	a := c.must("POST", "/write", big)
 	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
-	require.Equal(t, tooLarge, a.body)
-	require.Equal(t, "http: request body too large", a.header.Get("X-Influxdb-Error"))
+	require.Equal(t, errorBody(tooLarge(0)), a.body)
+	require.Equal(t, tooLarge(0), a.header.Get("X-Influxdb-Error"))
 	c.healthy()
 
 	// Without Content-Length the limit is found while reading.
@@ -43,22 +49,35 @@ func TestBodyLimitCountsDecompressedBytes(t *testing.T) {
 	req.ContentLength = -1 // unknown: the body is sent chunked
 	resp, err := c.hc.Do(req)
 	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
+	require.NoError(t, err)
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	require.Equal(t, errorBody(tooLarge(limit/9)), string(b), "every whole line within the limit was kept")
+	require.Equal(t, 1+limit/9, acc.NMetrics())
 	c.healthy()
 
 	bomb := gzipped(bytes.Repeat([]byte("m v=1i 1\n"), 100_000)) // 900 kB of lines
 	require.Less(t, len(bomb), limit, "the gzip body itself is small")
 	a = c.must("POST", "/write", bomb, "Content-Encoding", "gzip")
 	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
-	require.Equal(t, tooLarge, a.body)
+	require.Equal(t, errorBody(tooLarge(limit/9)), a.body)
+	a = c.must("POST", "/api/v2/write?bucket=x", bomb, "Content-Encoding", "gzip")
+	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
+	require.Equal(t, `{"code":"request too large","message":"`+tooLarge(limit/9)+`"}`+"\n", a.body)
 	c.healthy()
 
 	fits := gzipped(bytes.Repeat([]byte("m v=1i 1\n"), limit/9))
 	a = c.must("POST", "/write", fits, "Content-Encoding", "gzip")
 	require.Equal(t, http.StatusNoContent, a.status, a.body)
-	require.Equal(t, 3+limit/9, acc.NMetrics(), "three health writes and the body that fit")
-	require.Equal(t, int64(3), st.Counter("body_too_large").Get())
+	require.Equal(t, 3+4*(limit/9), acc.NMetrics(), "three health writes, three bodies cut at the limit and the body that fit")
+	require.Equal(t, int64(4), st.Counter("body_too_large").Get())
+
+	bad := bytes.Repeat([]byte("m v=\n"), limit/5+1)
+	a = c.must("POST", "/write", gzipped(bad), "Content-Encoding", "gzip")
+	require.Equal(t, http.StatusRequestEntityTooLarge, a.status)
+	require.Contains(t, a.body, "0 lines accepted and 819 rejected (first: line 1: unable to parse 'm v=': missing field value)")
+	require.Equal(t, 3+4*(limit/9), acc.NMetrics(), "a body of bad lines keeps nothing")
 }
 
 // TestUnfinishedHeadersAreClosedByTheTimeout sends half a request and waits: the server

@@ -1,24 +1,22 @@
 package influxdblistener
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
-	"github.com/morse-agent/morse/selfstat"
 )
 
-// serveWrite handles /write (v1) and /api/v2/write (v2): check, read, parse, answer.
+// serveWrite handles /write (v1) and /api/v2/write (v2): check, then parse the body as it
+// arrives and answer.
 func (h *handler) serveWrite(w http.ResponseWriter, r *http.Request, v2 bool) {
 	if !allow(w, r, http.MethodPost) {
 		return
@@ -33,25 +31,73 @@ func (h *handler) serveWrite(w http.ResponseWriter, r *http.Request, v2 bool) {
 		httpError(w, err.Error(), code)
 		return
 	}
-	body, code, err := h.readBody(r)
-	defer putBuffer(body)
+	body, release, code, err := h.openBody(r)
 	if err != nil {
-		if code == http.StatusRequestEntityTooLarge {
-			h.l.c.tooLarge.Incr()
-		}
+		h.refuse(w, err, code, v2, outcome{})
+		return
+	}
+	defer release()
+	var g *gate
+	if h.waits {
+		g = &gate{src: body, acc: h.acc, rc: http.NewResponseController(w), start: time.Now(),
+			read: time.Duration(h.l.ReadTimeout), write: time.Duration(h.l.WriteTimeout),
+			budget: time.Duration(h.l.BackpressureMaxWait), wait: h.l.c.waitNs}
+		g.ctx.Context = r.Context()
+		body = g
+	}
+	out, err := h.parse(body, t, g)
+	h.l.c.lines.Add(int64(out.lines))
+	h.l.c.parseErr.Add(int64(out.errors))
+	h.l.c.tooLong.Add(int64(out.tooLong))
+	switch {
+	case errors.Is(err, errTooLarge):
+		h.refuse(w, err, http.StatusRequestEntityTooLarge, v2, out)
+	case errors.Is(err, errBusy):
+		h.refuse(w, err, http.StatusServiceUnavailable, v2, out)
+	case err != nil:
+		httpError(w, err.Error(), http.StatusBadRequest)
+	case out.errors == 0:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		msg := out.message()
+		h.l.errLog.Log(h.l.log, slog.LevelWarn, "rejected lines in a write", "from", r.RemoteAddr, "error", msg)
+		httpError(w, msg, http.StatusBadRequest)
+	}
+}
+
+// refuse answers a write that ended before its body did: 413 for a body over max_body_size,
+// 503 for one whose wait for room passed backpressure_max_wait. The lines parsed before were
+// kept, and the answer says how many, so that a sender can tell what to send again.
+func (h *handler) refuse(w http.ResponseWriter, err error, code int, v2 bool, out outcome) {
+	var msg, v2code string
+	switch code {
+	case http.StatusRequestEntityTooLarge:
+		h.l.c.tooLarge.Incr()
+		msg = fmt.Sprintf("%s: more than max_body_size (%d bytes, counted after decompression); %s before the limit",
+			errTooLarge, int64(h.l.MaxBodySize), out.kept())
+		v2code = "request too large"
+	case http.StatusServiceUnavailable:
+		h.l.c.busy.Incr()
+		wait := retryAfter(time.Duration(h.l.BackpressureMaxWait))
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		msg = fmt.Sprintf("the outputs are full and did not make room within backpressure_max_wait (%s); %s before the wait, retry the rest after %d s",
+			time.Duration(h.l.BackpressureMaxWait), out.kept(), wait)
+		v2code = "unavailable"
+	default:
 		httpError(w, err.Error(), code)
 		return
 	}
-	out := h.parse(body.Bytes(), t)
-	h.l.c.lines.Add(int64(out.lines))
-	if out.errors == 0 {
-		w.WriteHeader(http.StatusNoContent)
+	if v2 {
+		httpErrorV2(w, msg, v2code, code)
 		return
 	}
-	h.l.c.parseErr.Add(int64(out.errors))
-	msg := out.message()
-	h.l.errLog.Log(h.l.log, slog.LevelWarn, "rejected lines in a write", "from", r.RemoteAddr, "error", msg)
-	httpError(w, msg, http.StatusBadRequest)
+	httpError(w, msg, code)
+}
+
+// retryAfter is the Retry-After of a 503, in whole seconds: as long as the request waited in
+// vain, for the outputs were full for that long, and at least one second.
+func retryAfter(maxWait time.Duration) int {
+	return max(1, int((maxWait+time.Second-1)/time.Second))
 }
 
 // target is where a write goes: its timestamp precision, database and retention policy.
@@ -91,92 +137,10 @@ func writeParams(q url.Values, v2 bool) (target, int, error) {
 	return t, 0, nil
 }
 
-// errTooLarge is the answer to a body over max_body_size, in Telegraf's words.
-var errTooLarge = errors.New("http: request body too large")
-
-// Bodies are read into pooled buffers, so that a steady stream of writes reuses the same
-// memory. A buffer that grew beyond maxPooled is left to the garbage collector rather than
-// kept for the one client that sends such bodies.
-const maxPooled = 4 << 20
-
-var (
-	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	gzipPool sync.Pool // of *gzip.Reader
-)
-
-func putBuffer(b *bytes.Buffer) {
-	if b != nil && b.Cap() <= maxPooled {
-		b.Reset()
-		bufPool.Put(b)
-	}
-}
-
-// readBody reads the whole body, decompressing gzip, and refuses it with 413 once it grows
-// beyond max_body_size: the limit applies to what the parser would see, so a gzip bomb is
-// stopped after max_body_size bytes of output. It returns the buffer even on error, for
-// putBuffer.
-func (h *handler) readBody(r *http.Request) (*bytes.Buffer, int, error) {
-	limit := int64(h.l.MaxBodySize)
-	gz := false
-	switch enc := r.Header.Get("Content-Encoding"); strings.ToLower(enc) {
-	case "", "identity":
-	case "gzip":
-		gz = true
-	default:
-		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("unsupported content encoding %q: send identity or gzip", enc)
-	}
-	if !gz && r.ContentLength > limit {
-		return nil, http.StatusRequestEntityTooLarge, errTooLarge
-	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	var src io.Reader = &countingReader{r: r.Body, c: h.l.c.bytes}
-	if gz {
-		zr, err := getGzip(src)
-		if err != nil {
-			return buf, http.StatusBadRequest, err
-		}
-		defer gzipPool.Put(zr)
-		src = zr
-	} else if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(io.LimitReader(src, limit+1))
-	switch {
-	case int64(buf.Len()) > limit:
-		return buf, http.StatusRequestEntityTooLarge, errTooLarge
-	case err != nil:
-		return buf, http.StatusBadRequest, err
-	}
-	return buf, 0, nil
-}
-
-func getGzip(r io.Reader) (*gzip.Reader, error) {
-	if zr, ok := gzipPool.Get().(*gzip.Reader); ok {
-		if err := zr.Reset(r); err != nil {
-			gzipPool.Put(zr)
-			return nil, err
-		}
-		return zr, nil
-	}
-	return gzip.NewReader(r)
-}
-
-// countingReader counts the bytes that arrive, before any decompression.
-type countingReader struct {
-	r io.Reader
-	c *selfstat.Counter
-}
-
-// Read reads and counts.
-func (cr *countingReader) Read(p []byte) (int, error) {
-	n, err := cr.r.Read(p)
-	cr.c.Add(int64(n))
-	return n, err
-}
-
 // outcome sums up the parse of one write.
 type outcome struct {
 	lines, metrics, errors int
+	tooLong                int // of the errors, lines longer than max_line_size
 	first                  *influx.LineError
 }
 
@@ -190,26 +154,37 @@ func (o outcome) message() string {
 	return fmt.Sprintf("%s (line %d; %d of %d lines rejected)", e.Error(), e.Line, o.errors, o.lines)
 }
 
+// kept says how many lines of a write that ended early were kept, and rejected if any.
+func (o outcome) kept() string {
+	s := fmt.Sprintf("%d lines accepted", o.metrics)
+	if o.errors > 0 {
+		s += fmt.Sprintf(" and %d rejected (first: line %d: %s)", o.errors, o.first.Line, o.first.Error())
+	}
+	return s
+}
+
 // metricBatchSize is how many metrics of a write are handed to the accumulator at once:
 // an output's disk buffer writes each hand-over as one record, with one write(2), and a
-// memory buffer takes its lock once for it.
+// memory buffer takes its lock once for it. With backpressure, the metrics are handed over
+// before each wait for room instead, every waitEvery metrics: the water marks see only what
+// was handed over, and metrics held back in batches of 1000 made a slow sink's buffer
+// evict (TestASlowSinkSlowsTheHTTPSender) even with a wait every 32.
 const metricBatchSize = 1000
 
-// parse parses a body and hands its metrics to the accumulator, with the database and
-// retention policy tags when they are configured, in batches; all of them before it
-// returns, so that the write is answered only once its metrics are buffered. With
-// max_line_size set, the streaming parser enforces it; otherwise the whole body, already
-// bounded, is parsed in one go.
-func (h *handler) parse(body []byte, t target) outcome {
+// parse parses a body as it arrives and hands its metrics to the accumulator, with the
+// database and retention policy tags when they are configured, in batches; all of them
+// before it returns, so that the write is answered only once its metrics are buffered. The
+// error is the body's read error, if any; the complete lines before it were parsed and
+// kept. With g, it waits for room every waitEvery metrics, and once g refuses the rest,
+// adds nothing more.
+func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
 	mb := h.batches.Get().(*morse.MetricBatch)
 	defer h.batches.Put(mb)
 	defer mb.Flush()
-	return h.parseTo(body, t, mb.Add)
-}
-
-// parseTo parses a body, handing each metric to add.
-func (h *handler) parseTo(body []byte, t target, add func(morse.Metric)) outcome {
-	emit := add
+	if g != nil {
+		g.beforeWait = mb.Flush // a metric held in the batch would wait with the write
+	}
+	emit := mb.Add
 	p := influx.Parser{Precision: t.precision, MaxLineBytes: int(h.l.MaxLineSize), LineMetrics: h.lineMode}
 	dbTag, rpTag := h.l.DatabaseTag, h.l.RetentionPolicyTag
 	if (dbTag != "" && t.db != "") || (rpTag != "" && t.rp != "") {
@@ -222,12 +197,8 @@ func (h *handler) parseTo(body []byte, t target, add func(morse.Metric)) outcome
 			if rpTag != "" && t.rp != "" {
 				m = m.WithTag(rpTag, t.rp)
 			}
-			add(m)
+			mb.Add(m)
 		}
-	}
-	if h.l.MaxLineSize <= 0 {
-		res := p.Parse(body, emit)
-		return outcome{lines: res.Lines, metrics: res.Metrics, errors: res.Errors, first: res.First}
 	}
 	var o outcome
 	count := func(m morse.Metric) {
@@ -235,13 +206,32 @@ func (h *handler) parseTo(body []byte, t target, add func(morse.Metric)) outcome
 		o.metrics++
 		emit(m)
 	}
+	if g != nil {
+		count = func(m morse.Metric) {
+			if g.err != nil {
+				return // the rest of a chunk read before the write was refused
+			}
+			o.lines++
+			o.metrics++
+			emit(m)
+			if o.metrics%waitEvery == 0 {
+				g.hold()
+			}
+		}
+	}
 	onErr := func(e influx.LineError) {
 		o.lines++
 		o.errors++
+		if errors.Is(e.Err, influx.ErrLineTooLong) {
+			o.tooLong++
+		}
 		if o.first == nil {
 			o.first = &e
 		}
 	}
-	_ = p.ParseReader(bytes.NewReader(body), count, onErr) // a bytes.Reader ends in io.EOF only
-	return o
+	chunk := getChunk()
+	var err error
+	*chunk, err = p.ParseStream(body, *chunk, count, onErr)
+	putChunk(chunk)
+	return o, err
 }

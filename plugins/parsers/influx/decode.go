@@ -36,6 +36,12 @@ type run struct {
 	asLines bool
 	uints   bool   // the line metric being checked has an unsigned integer field
 	arena   []byte // holds the text of line metrics; see keepText
+	// canWait is set by a stream that has room for more of an unfinished entry: then an
+	// ordinary entry that the data ends in the middle of waits for the next read, and
+	// takes the fast path (or becomes a line metric) once it is whole, rather than the
+	// reference path that the splitter would send it down.
+	canWait bool
+	partial bool // the fast path stopped at the end of the data: the entry needs more
 }
 
 func (p *Parser) newRun(emit func(morse.Metric), onErr func(LineError)) *run {
@@ -82,6 +88,9 @@ func (r *run) parseAvailable(data []byte, atEOF bool) {
 		if !r.reference && r.fastNext(data, atEOF) {
 			continue
 		}
+		if r.partial && r.canWait {
+			return
+		}
 		e, ok := r.sp.next(data, atEOF)
 		if !ok {
 			return
@@ -102,6 +111,7 @@ func (r *run) parseAvailable(data []byte, atEOF bool) {
 // if not, the splitter has not moved, except over blank lines.
 func (r *run) fastNext(data []byte, atEOF bool) bool {
 	sp := &r.sp
+	r.partial = false
 	if sp.st != stLine {
 		return false
 	}
@@ -117,6 +127,7 @@ func (r *run) fastNext(data []byte, atEOF bool) bool {
 			return false
 		}
 		m, end, st := r.entry(data, sp.pos, atEOF)
+		r.partial = st == fastMore
 		if st != fastOK {
 			return false
 		}

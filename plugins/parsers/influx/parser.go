@@ -118,7 +118,7 @@ func (e LineError) Unwrap() error { return e.Err }
 // decoder's error maps onto one of them, and the decoder's own message otherwise.
 type ParseError struct {
 	Reason string // InfluxDB's words, or the decoder's message where none fit
-	Err    error  // the decoder's error with its line and column, nil for our own checks
+	Err    error  // the decoder's error with its line and column, ErrLineTooLong, or nil for our own checks
 }
 
 // Error returns the reason.

@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"unsafe"
 
 	"github.com/morse-agent/morse"
 )
 
 // readChunk is the initial read buffer of ParseReader; it grows for longer entries.
 const readChunk = 64 << 10
+
+// ErrLineTooLong is the reason (ParseError.Err) of an entry longer than Parser.MaxLineBytes,
+// so that a listener can count such entries apart from malformed ones.
+var ErrLineTooLong = errors.New("line too long")
 
 // ParseReader parses line protocol from r as it arrives, for network listeners. Each complete
 // entry is parsed as soon as its newline has been read; the entry at the end of the stream
@@ -22,6 +27,18 @@ const readChunk = 64 << 10
 // returns that error after parsing the complete entries read before it; an unfinished last
 // entry is dropped, because it may have been cut short.
 func (p *Parser) ParseReader(r io.Reader, emit func(morse.Metric), onErr func(LineError)) error {
+	_, err := p.ParseStream(r, nil, emit, onErr)
+	return err
+}
+
+// ParseStream is ParseReader with a read buffer that the caller owns, so that a listener
+// that parses many short streams (one HTTP body each) can reuse one buffer per stream rather
+// than allocate one. It reads into buf's capacity (none: 64 KiB), grows it only for an entry
+// longer than that, up to MaxLineBytes, and returns it, emptied, for the next stream.
+//
+// Metrics never refer to buf: the parser copies what a metric keeps, so the buffer may be
+// reused as soon as ParseStream returns.
+func (p *Parser) ParseStream(r io.Reader, buf []byte, emit func(morse.Metric), onErr func(LineError)) ([]byte, error) {
 	if onErr == nil {
 		onErr = func(LineError) {}
 	}
@@ -29,7 +46,19 @@ func (p *Parser) ParseReader(r io.Reader, emit func(morse.Metric), onErr func(Li
 	if maxLine <= 0 {
 		maxLine = defaultMaxLineBytes
 	}
-	st := &stream{run: p.newRun(emit, onErr), maxLine: maxLine, buf: make([]byte, 0, min(readChunk, maxLine+1))}
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, min(readChunk, maxLine+1))
+	}
+	full := buf[:0]
+	if cap(buf) > maxLine+1 {
+		// A longer entry is found when the buffer fills, so the buffer must not hold more
+		// than an entry of maxLine bytes and its newline, and one byte to tell.
+		buf = buf[: 0 : maxLine+1]
+	}
+	run := runPool.Get().(*run)
+	run.reset(p, emit, onErr)
+	defer run.release()
+	st := &stream{run: run, maxLine: maxLine, buf: buf[:0]}
 	for {
 		st.makeRoom()
 		n, err := r.Read(st.buf[len(st.buf):cap(st.buf)])
@@ -45,9 +74,12 @@ func (p *Parser) ParseReader(r io.Reader, emit func(morse.Metric), onErr func(Li
 		st.parse(eof)
 		if err != nil {
 			if eof {
-				return nil
+				err = nil
 			}
-			return err
+			if unsafe.SliceData(st.buf[:0:1]) == unsafe.SliceData(full[:0:1]) {
+				return full, err // not grown: the caller's buffer, with all its capacity
+			}
+			return st.buf[:0], err
 		}
 	}
 }
@@ -71,6 +103,9 @@ func (st *stream) parse(atEOF bool) {
 		}
 		st.skipping = false
 	}
+	// Up to maxLine bytes the buffer can grow for the rest of an entry; beyond, the
+	// splitter must find where the over-long entry ends.
+	st.run.canWait = len(st.buf) <= st.maxLine
 	st.run.parseAvailable(st.buf, atEOF)
 	st.drop(sp.done)
 }
@@ -103,7 +138,7 @@ func (st *stream) makeRoom() {
 		st.run.onErr(LineError{
 			Line: e.line,
 			Text: quote(st.buf[e.start:min(len(st.buf), e.start+maxTextBytes+1)]),
-			Err:  &ParseError{Reason: fmt.Sprintf("line too long (more than %d bytes)", st.maxLine)},
+			Err:  &ParseError{Reason: fmt.Sprintf("line too long (more than %d bytes)", st.maxLine), Err: ErrLineTooLong},
 		})
 		st.skipping = true
 	}

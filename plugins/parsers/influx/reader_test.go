@@ -3,6 +3,7 @@ package influx_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -140,4 +141,39 @@ func TestParseReaderLineNumbersSpanReads(t *testing.T) {
 		k := 1000*i + 999
 		require.Equal(t, 2*k-i+1, e.Line, "error %d", i)
 	}
+}
+
+// TestParseStreamReusesTheCallersBuffer: the buffer comes back with its capacity, metrics
+// parsed from it stay intact when it is overwritten by the next stream, and MaxLineBytes
+// holds even when the buffer is larger than it.
+func TestParseStreamReusesTheCallersBuffer(t *testing.T) {
+	buf := make([]byte, 0, 64<<10)
+	var kept []morse.Metric
+	var want []point
+	for i := range 20 {
+		in := strings.Repeat(fmt.Sprintf("cpu,host=h%d usage=%d.5,s=\"x%d\" %d\n", i, i, i, i+1), 50)
+		var err error
+		buf, err = (&influx.Parser{}).ParseStream(iotest.HalfReader(strings.NewReader(in)), buf, func(m morse.Metric) {
+			kept, want = append(kept, m), append(want, toPoint(m))
+		}, nil)
+		require.NoError(t, err)
+		require.Equal(t, 64<<10, cap(buf), "the caller's buffer, whole")
+		clear(buf[:cap(buf)])
+	}
+	require.Len(t, kept, 20*50)
+	for i, m := range kept {
+		require.Equal(t, want[i], toPoint(m), "metric %d kept its values", i)
+	}
+
+	p := &influx.Parser{MaxLineBytes: 16}
+	var errs []influx.LineError
+	n := 0
+	_, err := p.ParseStream(strings.NewReader("a v=1\n"+strings.Repeat("b", 40)+" v=1\nc v=2\n"), buf,
+		func(morse.Metric) { n++ }, func(e influx.LineError) { errs = append(errs, e) })
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Len(t, errs, 1)
+	require.Equal(t, 2, errs[0].Line)
+	require.ErrorIs(t, errs[0], influx.ErrLineTooLong)
+	require.Contains(t, errs[0].Error(), "line too long (more than 16 bytes)")
 }
