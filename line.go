@@ -53,7 +53,9 @@ func (m Metric) expand() Metric {
 		return m
 	}
 	name, tags, fields := decodeLine(m.line)
-	return NewMetric(name, tags, fields, m.tm)
+	out := NewMetric(name, tags, fields, m.tm)
+	out.track = m.track
+	return out
 }
 
 // decodeLine reads the name, tags and fields of an entry. It stops at the first error and

@@ -37,6 +37,9 @@ type Metric struct {
 	// of the three fields above: see NewLineMetric.
 	line      string
 	lineUints bool // the text has unsigned integer fields
+	// track is the group of a metric that an input tracks (TrackingAccumulator); nil for
+	// every other metric, which then pays one pointer word for the feature.
+	track *TrackingGroup
 }
 
 // NewMetric builds a metric. It takes ownership of tags and fields: tags are sorted by key in
@@ -202,7 +205,9 @@ func (m Metric) WithoutTag(key string) Metric {
 // WithTags returns a copy of m with tags replaced; the caller gives up tags, which are sorted.
 func (m Metric) WithTags(tags []Tag) Metric {
 	m = m.expand()
-	return NewMetric(m.name, tags, m.fields, m.tm)
+	out := NewMetric(m.name, tags, m.fields, m.tm)
+	out.track = m.track
+	return out
 }
 
 // WithSortedTags returns a copy of m whose tags are replaced by tags, which the caller
