@@ -42,8 +42,9 @@ func (f *Format) validate() error {
 	return errors.Join(errs...)
 }
 
-// parser builds the parser of the format.
-func (f *Format) parser() (parseFunc, error) {
+// parser builds the parser of the format. lines, when not nil, is asked per message whether
+// line protocol may be handed on as line metrics, unparsed (morse.LineAccumulator).
+func (f *Format) parser(lines func() bool) (parseFunc, error) {
 	switch f.DataFormat {
 	case "json":
 		p := &json.Parser{TimestampUnits: time.Duration(f.JSONTimestampUnits), TimestampFormat: f.JSONTimestampFormat}
@@ -62,7 +63,7 @@ func (f *Format) parser() (parseFunc, error) {
 		if err != nil {
 			return nil, morse.Errorf("influx_timestamp_precision", "%w", err)
 		}
-		p := &influx.Parser{Precision: prec}
+		p := &influx.Parser{Precision: prec, LineMetrics: lines}
 		return func(data []byte, emit func(morse.Metric)) error {
 			return p.Parse(data, emit).Err()
 		}, nil

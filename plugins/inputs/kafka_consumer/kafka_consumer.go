@@ -83,6 +83,13 @@ type KafkaConsumer struct {
 	// offset. Commits follow the deliveries as closely as that allows, so that a crash
 	// re-reads little.
 	CommitInterval morse.Duration `toml:"commit_interval"`
+	// SessionTimeout is morse's: how long the group waits for a member that stopped
+	// heartbeating before it hands its partitions to the others. The default, 10 s, is
+	// sarama's and so Telegraf's.
+	SessionTimeout morse.Duration `toml:"session_timeout"`
+	// RebalanceTimeout is morse's: how long the group waits for every member to rejoin
+	// during a rebalance (60 s, as sarama's).
+	RebalanceTimeout morse.Duration `toml:"rebalance_timeout"`
 
 	log       *slog.Logger
 	stats     *selfstat.PluginStats
@@ -106,6 +113,8 @@ func New() *KafkaConsumer {
 		Offset:                 DefaultOffset,
 		MaxUndeliveredMessages: DefaultMaxUndeliveredMessages,
 		CommitInterval:         morse.Duration(100 * time.Millisecond),
+		SessionTimeout:         morse.Duration(10 * time.Second),
+		RebalanceTimeout:       morse.Duration(60 * time.Second),
 		Format:                 Format{DataFormat: "influx"},
 	}
 }
@@ -181,6 +190,9 @@ func (k *KafkaConsumer) Validate() error {
 	if k.ConsumerFetchDefault < 0 || k.ConsumerFetchMin < 0 || k.ConsumerFetchMaxWait < 0 || k.CommitInterval < 0 {
 		bad("consumer_fetch_default", "sizes and durations must not be negative")
 	}
+	if k.SessionTimeout < morse.Duration(time.Second) || k.RebalanceTimeout < morse.Duration(time.Second) {
+		bad("session_timeout", "session_timeout and rebalance_timeout must be at least 1s")
+	}
 	errs = append(errs, k.ClientConfig.Validate(), k.Format.validate())
 	return errors.Join(errs...)
 }
@@ -196,7 +208,7 @@ var balancers = map[string]func() kgo.GroupBalancer{
 // Init prepares the parser and logs once each option that is accepted but has no effect.
 func (k *KafkaConsumer) Init() error {
 	var err error
-	if k.parse, err = k.Format.parser(); err != nil {
+	if k.parse, err = k.Format.parser(nil); err != nil {
 		return err
 	}
 	for _, w := range k.warnings() {
@@ -239,6 +251,14 @@ func (k *KafkaConsumer) Start(_ context.Context, acc morse.Accumulator) error {
 	dt, ok := acc.(morse.DeliveryTracking)
 	if !ok {
 		return errors.New("kafka_consumer: the accumulator does not track deliveries")
+	}
+	if la, ok := acc.(morse.LineAccumulator); ok {
+		// Line protocol the outputs write as it is need not be taken apart.
+		parse, err := k.Format.parser(la.PrefersLines)
+		if err != nil {
+			return err
+		}
+		k.parse = parse
 	}
 	tacc := dt.WithTracking(k.MaxUndeliveredMessages)
 	c := newConsumer(k, tacc)
@@ -295,6 +315,9 @@ func (k *KafkaConsumer) clientOptions(c *consumer) ([]kgo.Opt, error) {
 		kgo.ConsumeResetOffset(reset),
 		kgo.Balancers(balancers[strings.ToLower(k.BalanceStrategy)]()),
 		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(time.Duration(k.SessionTimeout)),
+		kgo.HeartbeatInterval(min(3*time.Second, time.Duration(k.SessionTimeout)/3)),
+		kgo.RebalanceTimeout(time.Duration(k.RebalanceTimeout)),
 		// Rebalances wait while a poll's records are handed to the agent, so that the
 		// revoke callback sees every message that was read from a revoked partition.
 		kgo.BlockRebalanceOnPoll(),
