@@ -51,3 +51,13 @@ func (w *Writer) evicted(reason string, n int, ms []morse.Metric) {
 	morse.SettleTracked(ms, false)
 	w.drops.evicted(reason, n, ms)
 }
+
+// refused drops what arrives after Close, counted under shutdown. Tracked metrics among them
+// mark their groups not delivered.
+func (w *Writer) refused(ms []morse.Metric) {
+	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed})
+	if anyTracked(ms) {
+		morse.RetainTracked(ms)
+		morse.SettleTracked(ms, false)
+	}
+}

@@ -160,7 +160,7 @@ func (w *Writer) newBuffer() (Buffer, error) {
 // morse.ReasonShutdown, and returns ErrClosed.
 func (w *Writer) Write(m morse.Metric) error {
 	if w.closed.Load() {
-		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: 1, Metrics: []morse.Metric{m}, Err: ErrClosed})
+		w.refused([]morse.Metric{m})
 		return ErrClosed
 	}
 	if m.Tracked() {
@@ -174,7 +174,7 @@ func (w *Writer) Write(m morse.Metric) error {
 // It keeps no reference to ms.
 func (w *Writer) WriteBatch(ms []morse.Metric) error {
 	if w.closed.Load() {
-		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed})
+		w.refused(ms)
 		return ErrClosed
 	}
 	ms = w.retainTracked(ms)
