@@ -119,7 +119,7 @@ func TestTrackingReportsGroupsWhenEveryOutputIsDone(t *testing.T) {
 				time.Sleep(3 * time.Second) // three flushes
 				require.Equal(t, tc.now, drained(acc), "before the outputs are up")
 				ts.setDown("b", false)
-				time.Sleep(3 * time.Second)
+				time.Sleep(2 * time.Minute) // past the longest retry backoff, 60 s
 				require.Equal(t, tc.then, drained(acc), "once they are")
 				require.NoError(t, stop())
 			})

@@ -1,8 +1,10 @@
 package batch
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,22 +27,28 @@ func TestWriterSettlesTrackedMetrics(t *testing.T) {
 		add    int  // untracked metrics added after the tracked one
 		closed bool // the tracked metric arrives after Close
 		want   bool // Delivered
+		at     int  // when the group is reported: 0 as it is added, 1 at the flush, 2 at Close
 	}{
-		{name: "written", want: true},
-		{name: "refused for good", answer: permanent},
-		{name: "evicted", answer: down, limit: 2, add: 2},
-		{name: "left at shutdown", answer: down},
-		{name: "after close", closed: true},
+		{name: "written", want: true, at: 1},
+		{name: "refused for good", answer: permanent, at: 1},
+		{name: "evicted", answer: down, limit: 2, add: 2, at: 0},
+		{name: "left at shutdown", answer: down, at: 2},
+		{name: "after close", closed: true, at: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
 				var got []morse.DeliveryInfo
 				out := &testutil.ScriptOutput{Answer: tc.answer}
-				w, err := NewWriter(out, Options{Name: "t", BatchSize: 2, BufferLimit: max(tc.limit, 10),
+				w, err := NewWriter(out, Options{Name: "t", BatchSize: 2, BufferLimit: cmp.Or(tc.limit, 10),
 					FlushInterval: time.Second, Logger: testutil.QuietLogger()})
 				require.NoError(t, err)
-				g := morse.NewTrackingGroup(1, func(d morse.DeliveryInfo) { got = append(got, d) })
+				g := morse.NewTrackingGroup(1, func(d morse.DeliveryInfo) {
+					mu.Lock()
+					got = append(got, d)
+					mu.Unlock()
+				})
 				ms := []morse.Metric{morse.NewMetric("m", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(1, 0))}
 				g.Track(ms)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -52,10 +60,22 @@ func TestWriterSettlesTrackedMetrics(t *testing.T) {
 				for range tc.add {
 					_ = w.Write(morse.NewMetric("n", nil, []morse.Field{{Key: "v", Value: morse.Int(2)}}, time.Unix(1, 0)))
 				}
+				want := []morse.DeliveryInfo{{ID: 1, Delivered: tc.want}}
 				g.Done()
+				check := func(step int) {
+					mu.Lock()
+					defer mu.Unlock()
+					if step >= tc.at {
+						require.Equal(t, want, got, "step %d", step)
+					} else {
+						require.Empty(t, got, "step %d", step)
+					}
+				}
+				check(0)
 				time.Sleep(1500 * time.Millisecond) // one flush
+				check(1)
 				_ = w.Close(ctx)
-				require.Equal(t, []morse.DeliveryInfo{{ID: 1, Delivered: tc.want}}, got)
+				check(2)
 			})
 		})
 	}
