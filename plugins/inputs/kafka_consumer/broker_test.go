@@ -19,7 +19,7 @@ import (
 // TestBroker runs every test that needs a broker against one Apache Kafka, started once:
 // a start costs seconds.
 func TestBroker(t *testing.T) {
-	srv := testserver.StartKafka(t, testserver.KafkaOptions{Props: map[string]string{
+	srv := testserver.StartKafka(t, testserver.KafkaOptions{TLS: true, Users: []testserver.KafkaUser{{Name: "agg", Password: "s3cret"}}, Props: map[string]string{
 		// Lets the tests' consumers give up on a killed member after 2 s, not 6 s.
 		"group.min.session.timeout.ms": "1000",
 	}})
@@ -27,6 +27,33 @@ func TestBroker(t *testing.T) {
 	t.Run("output down holds the consumer", func(t *testing.T) { testOutputDown(t, srv) })
 	t.Run("two consumers share and take over", func(t *testing.T) { testTwoConsumers(t, srv) })
 	t.Run("kill -9 loses nothing", func(t *testing.T) { testKill(t, srv) })
+	t.Run("SASL and TLS", func(t *testing.T) { testSecure(t, srv) })
+}
+
+// consumeWith runs k, a consumer set up by the test, with a tracking test accumulator until
+// it has added n metrics, and returns them.
+func consumeWith(t *testing.T, k *KafkaConsumer, n int) []morse.Metric {
+	t.Helper()
+	require.NoError(t, k.Validate())
+	require.NoError(t, k.Init())
+	acc := &testutil.Accumulator{}
+	require.NoError(t, k.Start(context.Background(), acc))
+	defer k.Stop()
+	require.Eventually(t, func() bool { return len(acc.Metrics()) >= n }, time.Minute, 20*time.Millisecond)
+	return acc.Metrics()
+}
+
+// testSecure: the consumer reads through the SASL_SSL listener, with SCRAM-SHA-512 and the
+// broker's CA, by the options it shares with outputs.kafka.
+func testSecure(t *testing.T, srv *testserver.Kafka) {
+	const topic = "secure"
+	srv.CreateTopic(t, topic, 2, nil)
+	produceSeq(t, srv, topic, 100, 10)
+	k := New()
+	k.Brokers, k.Topics, k.ConsumerGroup = []string{srv.SASLTLSAddr()}, []string{topic}, "secure-group"
+	k.SASLMechanism, k.SASLUsername, k.SASLPassword = "SCRAM-SHA-512", "agg", morse.Secret("s3cret")
+	k.TLSCA = srv.CAFile()
+	require.Len(t, consumeWith(t, k, 100), 100)
 }
 
 // allTypes is one metric with a field of every type.
@@ -80,17 +107,11 @@ func testFormats(t *testing.T, srv *testserver.Kafka) {
 			if tc.edit != nil {
 				tc.edit(k)
 			}
-			require.NoError(t, k.Validate())
-			require.NoError(t, k.Init())
-			acc := &testutil.Accumulator{}
-			require.NoError(t, k.Start(ctx, acc))
-			defer k.Stop()
-			require.Eventually(t, func() bool { return len(acc.Metrics()) == 1 }, time.Minute, 20*time.Millisecond)
+			got := consumeWith(t, k, 1)[0]
 			want := allTypes()
 			if tc.want != nil {
 				want = tc.want(want)
 			}
-			got := acc.Metrics()[0]
 			require.Equal(t, want.Name(), got.Name())
 			require.Equal(t, want.Tags(), got.Tags())
 			require.ElementsMatch(t, want.Fields(), got.Fields())
