@@ -28,6 +28,7 @@ func TestBroker(t *testing.T) {
 	t.Run("two consumers share and take over", func(t *testing.T) { testTwoConsumers(t, srv) })
 	t.Run("kill -9 loses nothing", func(t *testing.T) { testKill(t, srv) })
 	t.Run("SASL and TLS", func(t *testing.T) { testSecure(t, srv) })
+	t.Run("topic_regexps and max_message_len", func(t *testing.T) { testRegexpsAndLongMessages(t, srv) })
 }
 
 // consumeWith runs k, a consumer set up by the test, with a tracking test accumulator until

@@ -200,6 +200,18 @@ func (c *consumer) deliveries(ctx context.Context) {
 	}
 }
 
+// drainDeliveries books the reports waiting in Delivered, once the delivery loop ended.
+func (c *consumer) drainDeliveries() {
+	for {
+		select {
+		case d := <-c.acc.Delivered():
+			c.delivered(d)
+		default:
+			return
+		}
+	}
+}
+
 func (c *consumer) delivered(d morse.DeliveryInfo) {
 	c.mu.Lock()
 	at, ok := c.inflight[d.ID]

@@ -25,7 +25,7 @@ func buffered(a *agent.Agent) int {
 func testOutputDown(t *testing.T, srv *testserver.Kafka) {
 	const (
 		topic, group        = "down", "down-group"
-		metrics, perMsg     = 20_000, 10
+		metrics, perMsg     = 10_000, 10
 		undelivered         = 100
 		messages            = metrics / perMsg
 		heldMetrics         = undelivered * perMsg
@@ -57,7 +57,7 @@ func testOutputDown(t *testing.T, srv *testserver.Kafka) {
 func testTwoConsumers(t *testing.T, srv *testserver.Kafka) {
 	const (
 		topic, group = "share", "share-group"
-		half, perMsg = 20_000, 10
+		half, perMsg = 10_000, 10
 		wait, check  = time.Minute, 50 * time.Millisecond
 	)
 	srv.CreateTopic(t, topic, 4, nil)

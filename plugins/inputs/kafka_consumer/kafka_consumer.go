@@ -293,6 +293,7 @@ func (k *KafkaConsumer) Stop() {
 	}
 	cancel()
 	k.wg.Wait()
+	c.drainDeliveries() // what was reported meanwhile is committed too
 	ctx, done := context.WithTimeout(context.Background(), 10*time.Second)
 	defer done()
 	c.commitNow(ctx)
