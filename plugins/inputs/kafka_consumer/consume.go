@@ -256,13 +256,34 @@ func (c *consumer) commits(ctx context.Context) {
 	}
 }
 
-// commitNow commits the offsets that moved and waits for the answer.
+// commitNow commits the offsets that moved and waits for the answer. Offsets whose commit
+// failed, or was cut short by Stop, are taken again by the next commit.
 func (c *consumer) commitNow(ctx context.Context) {
 	offsets := c.moved(nil)
 	if len(offsets) == 0 {
 		return
 	}
-	c.cl.CommitOffsetsSync(ctx, offsets, c.onCommit)
+	var failed bool
+	c.cl.CommitOffsetsSync(ctx, offsets, func(cl *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		failed = !c.onCommit(cl, req, resp, err)
+	})
+	if failed {
+		c.redo(offsets)
+		signal(c.toCommit) // try again after commit_interval
+	}
+}
+
+// redo marks the partitions of offsets to be committed again, unless they were revoked.
+func (c *consumer) redo(offsets map[string]map[int32]kgo.EpochOffset) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for topic, byID := range offsets {
+		for id := range byID {
+			if p := c.parts[topic][id]; p != nil {
+				p.dirty = true
+			}
+		}
+	}
 }
 
 // moved takes the offsets to commit of the partitions whose offset moved, of only those in
@@ -297,7 +318,8 @@ func (c *consumer) moved(which map[string][]int32) map[string]map[int32]kgo.Epoc
 	return out
 }
 
-func (c *consumer) onCommit(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+// onCommit counts and logs a commit's answer and reports whether it succeeded.
+func (c *consumer) onCommit(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) bool {
 	if err == nil && resp != nil {
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
@@ -307,19 +329,24 @@ func (c *consumer) onCommit(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *km
 			}
 		}
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
-		c.commitErrors.Incr()
-		c.errs.Log(c.log, slog.LevelWarn, "commit failed; the next one carries the offsets on", "error", err)
-		return
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			c.commitErrors.Incr()
+			c.errs.Log(c.log, slog.LevelWarn, "commit failed; the next one carries the offsets on", "error", err)
+		}
+		return false
 	}
 	c.commitsDone.Incr()
+	return true
 }
 
 // revoked commits what is done of the revoked partitions and forgets them: messages of them
 // still in flight will be read again by the member that takes them over.
 func (c *consumer) revoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 	if offsets := c.moved(revoked); len(offsets) > 0 {
-		cl.CommitOffsetsSync(ctx, offsets, c.onCommit)
+		cl.CommitOffsetsSync(ctx, offsets, func(cl *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			c.onCommit(cl, req, resp, err)
+		})
 	}
 	c.forget(revoked)
 }
