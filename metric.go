@@ -35,11 +35,11 @@ type Metric struct {
 	tm     time.Time
 	// line, when not empty, holds the name, tags and fields as line-protocol text instead
 	// of the three fields above: see NewLineMetric.
-	line      string
-	lineUints bool // the text has unsigned integer fields
-	// track is the group of a metric that an input tracks (TrackingAccumulator); nil for
-	// every other metric, which then pays one pointer word for the feature.
-	track *TrackingGroup
+	line string
+	// aux holds, in the one word that a bool took before, what few metrics need: whether
+	// a line metric's text has unsigned integer fields, and the group of a metric that an
+	// input tracks (TrackingAccumulator). It is nil for every other metric.
+	aux *metricAux
 }
 
 // NewMetric builds a metric. It takes ownership of tags and fields: tags are sorted by key in
@@ -206,7 +206,7 @@ func (m Metric) WithoutTag(key string) Metric {
 func (m Metric) WithTags(tags []Tag) Metric {
 	m = m.expand()
 	out := NewMetric(m.name, tags, m.fields, m.tm)
-	out.track = m.track
+	out.aux = m.aux // m is expanded: its aux says nothing of uints
 	return out
 }
 

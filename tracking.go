@@ -44,6 +44,10 @@ type DeliveryTracking interface {
 // group cannot be reported done before every output had its chance to take it. When the
 // count falls to zero the group reports itself, once.
 type TrackingGroup struct {
+	// plain and uints are what the group's metrics point at (Metric.aux): the second for
+	// line metrics whose text has unsigned integer fields.
+	plain, uints metricAux
+
 	refs     atomic.Int64
 	dropped  atomic.Bool
 	id       TrackingID
@@ -55,8 +59,26 @@ type TrackingGroup struct {
 // onDone is called once, from the goroutine that releases the last reference.
 func NewTrackingGroup(id TrackingID, onDone func(DeliveryInfo)) *TrackingGroup {
 	g := &TrackingGroup{id: id, onDone: onDone}
+	g.plain, g.uints = metricAux{group: g}, metricAux{group: g, uints: true}
 	g.refs.Store(1)
 	return g
+}
+
+// metricAux is what a Metric's one auxiliary word points at.
+type metricAux struct {
+	group *TrackingGroup
+	uints bool // a line metric's text has unsigned integer fields
+}
+
+// auxUints is the aux of an untracked line metric with unsigned integer fields.
+var auxUints = metricAux{uints: true}
+
+// group is m's tracking group, nil when m is not tracked.
+func (m Metric) group() *TrackingGroup {
+	if m.aux == nil {
+		return nil
+	}
+	return m.aux.group
 }
 
 // ID is the group's id.
@@ -65,7 +87,11 @@ func (g *TrackingGroup) ID() TrackingID { return g.id }
 // Track marks every metric of ms, in place, as a member of g.
 func (g *TrackingGroup) Track(ms []Metric) {
 	for i := range ms {
-		ms[i].track = g
+		if ms[i].aux != nil && ms[i].aux.uints {
+			ms[i].aux = &g.uints
+		} else {
+			ms[i].aux = &g.plain
+		}
 	}
 }
 
@@ -100,11 +126,17 @@ func (g *TrackingGroup) release(delivered bool) {
 }
 
 // Tracked reports whether m belongs to a tracking group (TrackingAccumulator).
-func (m Metric) Tracked() bool { return m.track != nil }
+func (m Metric) Tracked() bool { return m.aux != nil && m.aux.group != nil }
 
 // Untracked returns m without its tracking group, for a copy that must not count.
 func (m Metric) Untracked() Metric {
-	m.track = nil
+	switch {
+	case m.aux == nil || m.aux.group == nil:
+	case m.aux.uints:
+		m.aux = &auxUints
+	default:
+		m.aux = nil
+	}
 	return m
 }
 
@@ -115,12 +147,12 @@ func (m Metric) Untracked() Metric {
 func RetainTracked(ms []Metric) int {
 	n := 0
 	for i := range ms {
-		g := ms[i].track
+		g := ms[i].group()
 		if g == nil {
 			continue
 		}
 		if !g.retain() {
-			ms[i].track = nil
+			ms[i] = ms[i].Untracked()
 			continue
 		}
 		n++
@@ -132,7 +164,7 @@ func RetainTracked(ms []Metric) int {
 // tracked metric of ms: the holder wrote them (delivered) or dropped them for good.
 func SettleTracked(ms []Metric, delivered bool) {
 	for i := range ms {
-		if g := ms[i].track; g != nil {
+		if g := ms[i].group(); g != nil {
 			g.release(delivered)
 		}
 	}

@@ -46,6 +46,13 @@ func TestTrackingGroupCountsEveryHolder(t *testing.T) {
 			line := []Metric{NewLineMetric(LineText{Text: "m v=1i"}, time.Unix(1, 0))}
 			g.Track(line)
 			require.True(t, line[0].Expanded().Tracked(), "so do expanded line metrics")
+
+			uints := []Metric{NewLineMetric(LineText{Text: "m v=1u", Uints: true}, time.Unix(1, 0))}
+			g.Track(uints)
+			lt, _ := uints[0].Line()
+			require.True(t, lt.Uints && uints[0].Tracked(), "a tracked line metric keeps its unsigned integers")
+			lt, _ = uints[0].Untracked().Line()
+			require.True(t, lt.Uints && !uints[0].Untracked().Tracked(), "and so does its untracked copy")
 		})
 	}
 }
