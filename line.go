@@ -33,13 +33,17 @@ type LineText struct {
 // and `\\`. The influx parser checks all of this before it makes one. Text that does not
 // decode expands to a metric with no fields, which outputs refuse and count as dropped.
 func NewLineMetric(lt LineText, t time.Time) Metric {
-	return Metric{line: lt.Text, lineUints: lt.Uints, tm: t}
+	m := Metric{line: lt.Text, tm: t}
+	if lt.Uints {
+		m.aux = &auxUints
+	}
+	return m
 }
 
 // Line returns the text of a metric held as line protocol (see NewLineMetric) and true, or
 // false for a metric held as name, tags and fields.
 func (m Metric) Line() (LineText, bool) {
-	return LineText{Text: m.line, Uints: m.lineUints}, m.line != ""
+	return LineText{Text: m.line, Uints: m.aux != nil && m.aux.uints}, m.line != ""
 }
 
 // Expanded returns m held as name, tags and fields. A metric that already is comes back as
@@ -53,7 +57,11 @@ func (m Metric) expand() Metric {
 		return m
 	}
 	name, tags, fields := decodeLine(m.line)
-	return NewMetric(name, tags, fields, m.tm)
+	out := NewMetric(name, tags, fields, m.tm)
+	if g := m.group(); g != nil {
+		out.aux = &g.plain
+	}
+	return out
 }
 
 // decodeLine reads the name, tags and fields of an entry. It stops at the first error and

@@ -35,8 +35,11 @@ type Metric struct {
 	tm     time.Time
 	// line, when not empty, holds the name, tags and fields as line-protocol text instead
 	// of the three fields above: see NewLineMetric.
-	line      string
-	lineUints bool // the text has unsigned integer fields
+	line string
+	// aux holds, in the one word that a bool took before, what few metrics need: whether
+	// a line metric's text has unsigned integer fields, and the group of a metric that an
+	// input tracks (TrackingAccumulator). It is nil for every other metric.
+	aux *metricAux
 }
 
 // NewMetric builds a metric. It takes ownership of tags and fields: tags are sorted by key in
@@ -202,7 +205,9 @@ func (m Metric) WithoutTag(key string) Metric {
 // WithTags returns a copy of m with tags replaced; the caller gives up tags, which are sorted.
 func (m Metric) WithTags(tags []Tag) Metric {
 	m = m.expand()
-	return NewMetric(m.name, tags, m.fields, m.tm)
+	out := NewMetric(m.name, tags, m.fields, m.tm)
+	out.aux = m.aux // m is expanded: its aux says nothing of uints
+	return out
 }
 
 // WithSortedTags returns a copy of m whose tags are replaced by tags, which the caller

@@ -104,7 +104,7 @@ func (b *BoundedMemoryBuffer) popOldest(ev *evicted, reason string) {
 	var one [1]bounded
 	e := b.r.PopFront(one[:0], 1)[0]
 	b.bytes -= e.size
-	ev.add(reason, e.m, b.evict.Keep)
+	ev.add(reason, e.m, b.evict.keep())
 }
 
 // Batch takes up to max of the oldest metrics, first evicting those past MaxAge.
@@ -154,7 +154,7 @@ func (b *BoundedMemoryBuffer) Reject(batch []morse.Metric) {
 	room := b.r.Cap() - b.r.Len()
 	if over := len(entries) - room; over > 0 { // the oldest of all are the batch's first
 		for _, e := range entries[:over] {
-			ev.add(morse.ReasonBufferFull, e.m, b.evict.Keep)
+			ev.add(morse.ReasonBufferFull, e.m, b.evict.keep())
 		}
 		entries = entries[over:]
 	}

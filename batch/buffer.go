@@ -2,6 +2,7 @@ package batch
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -58,6 +59,14 @@ type Eviction struct {
 	// Keep hands Report the evicted metrics, not only their count. It costs a copy per
 	// eviction, so a Writer asks for it only when someone reads them (Options.OnDrop).
 	Keep bool
+	// KeepTracked, when set, turns Keep on once it holds true: a Writer sets it when it
+	// first buffers a tracked metric, whose group must learn of its eviction.
+	KeepTracked *atomic.Bool
+}
+
+// keep reports whether the evicted metrics must be handed to Report.
+func (e Eviction) keep() bool {
+	return e.Keep || (e.KeepTracked != nil && e.KeepTracked.Load())
 }
 
 func (e Eviction) report(n int, ms []morse.Metric) {
@@ -84,14 +93,15 @@ func (b *MemoryBuffer) Add(m morse.Metric) int {
 	b.mu.Lock()
 	var old morse.Metric
 	full := b.r.Len() == b.r.Cap()
-	if full && b.evict.Keep {
+	keep := full && b.evict.keep()
+	if keep {
 		old = b.r.Peek(0)
 	}
 	b.r.Push(m)
 	n := b.r.Len()
 	b.mu.Unlock()
 	if full {
-		if b.evict.Keep {
+		if keep {
 			b.evict.report(1, []morse.Metric{old})
 		} else {
 			b.evict.report(1, nil)
@@ -105,7 +115,7 @@ func (b *MemoryBuffer) AddBatch(ms []morse.Metric) int {
 	var kept []morse.Metric
 	b.mu.Lock()
 	evicted := max(0, b.r.Len()+len(ms)-b.r.Cap())
-	if evicted > 0 && b.evict.Keep {
+	if evicted > 0 && b.evict.keep() {
 		kept = b.evicted(ms, evicted)
 	}
 	b.r.PushAll(ms)
@@ -143,7 +153,7 @@ func (b *MemoryBuffer) Reject(batch []morse.Metric) {
 	evicted := b.r.PushFront(batch)
 	b.mu.Unlock()
 	var kept []morse.Metric
-	if evicted > 0 && b.evict.Keep {
+	if evicted > 0 && b.evict.keep() {
 		kept = append(kept, batch[:evicted]...)
 	}
 	b.evict.report(evicted, kept)

@@ -130,6 +130,7 @@ func (f *flusher) settle(fs []flight) (retryErr error) {
 			continue
 		}
 		f.buf.Accept(fs[i].batch)
+		morse.SettleTracked(fs[i].batch, fs[i].err == nil)
 		if fs[i].err != nil {
 			f.stats.writeErrors.Incr()
 		}

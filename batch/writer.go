@@ -63,6 +63,7 @@ type Writer struct {
 
 	closed    atomic.Bool
 	bufClosed atomic.Bool // a persistent buffer was closed: its gauges keep their last values
+	tracked   atomic.Bool // a tracked metric was buffered: evictions are handed over (tracking.go)
 	closeOnce sync.Once
 	closeErr  error
 
@@ -146,7 +147,7 @@ func prepareOutput(out morse.Output, log *slog.Logger) error {
 }
 
 func (w *Writer) newBuffer() (Buffer, error) {
-	ev := Eviction{Report: w.drops.evicted, Keep: w.opts.OnDrop != nil}
+	ev := Eviction{Report: w.evicted, Keep: w.opts.OnDrop != nil, KeepTracked: &w.tracked}
 	if w.opts.NewBuffer != nil {
 		return w.opts.NewBuffer(w.opts.BufferLimit, ev)
 	}
@@ -162,8 +163,11 @@ func (w *Writer) newBuffer() (Buffer, error) {
 // morse.ReasonShutdown, and returns ErrClosed.
 func (w *Writer) Write(m morse.Metric) error {
 	if w.closed.Load() {
-		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: 1, Metrics: []morse.Metric{m}, Err: ErrClosed})
+		w.refused([]morse.Metric{m})
 		return ErrClosed
+	}
+	if m.Tracked() {
+		return w.writeTracked(m)
 	}
 	w.added(1, w.buf.Add(m))
 	return nil
@@ -173,9 +177,10 @@ func (w *Writer) Write(m morse.Metric) error {
 // It keeps no reference to ms.
 func (w *Writer) WriteBatch(ms []morse.Metric) error {
 	if w.closed.Load() {
-		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed})
+		w.refused(ms)
 		return ErrClosed
 	}
+	ms = w.retainTracked(ms)
 	w.added(len(ms), w.buf.AddBatch(ms))
 	return nil
 }
@@ -317,6 +322,7 @@ func (w *Writer) dropLeft() int {
 		}
 	}
 	w.buf.Accept(left)
+	morse.SettleTracked(left, false)
 	w.stats.bufferSize.Set(int64(w.buf.Len()))
 	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(left), Metrics: left,
 		Err: &UnsentError{Output: w.opts.Name, Left: len(left)}})

@@ -206,3 +206,13 @@ func ValidTopic(t string) error {
 	}
 	return nil
 }
+
+// CheckDataFormat checks a Kafka plugin's data_format: the formats that morse both writes
+// and reads.
+func CheckDataFormat(f string) error {
+	switch f {
+	case "", "influx", "json", "msgpack":
+		return nil
+	}
+	return morse.Errorf("data_format", "%q is not supported: use \"influx\", \"json\" or \"msgpack\"", f)
+}

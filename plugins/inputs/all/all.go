@@ -11,6 +11,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
 	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
+	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net

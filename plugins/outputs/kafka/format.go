@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/morse-agent/morse"
+	common "github.com/morse-agent/morse/plugins/common/kafka"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/plugins/serializers/json"
 	"github.com/morse-agent/morse/plugins/serializers/msgpack"
@@ -36,12 +37,7 @@ type Format struct {
 }
 
 func (f *Format) validate() error {
-	var errs []error
-	switch f.DataFormat {
-	case "", "influx", "json", "msgpack":
-	default:
-		errs = append(errs, morse.Errorf("data_format", "%q is not supported: use \"influx\", \"json\" or \"msgpack\"", f.DataFormat))
-	}
+	errs := []error{common.CheckDataFormat(f.DataFormat)}
 	if f.InfluxMaxLineBytes < 0 {
 		errs = append(errs, morse.Errorf("influx_max_line_bytes", "must not be negative, got %d", f.InfluxMaxLineBytes))
 	}

@@ -1,0 +1,86 @@
+package batch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
+)
+
+// TestWriterSettlesTrackedMetrics: a tracked metric's group learns of its end however it
+// leaves the writer: written, refused, evicted, left at shutdown or refused after Close.
+func TestWriterSettlesTrackedMetrics(t *testing.T) {
+	permanent := func(int, []morse.Metric) error { return morse.Permanent(morse.ReasonPermanent, errors.New("no")) }
+	down := func(int, []morse.Metric) error { return errors.New("connection refused") }
+	cases := []struct {
+		name   string
+		answer func(int, []morse.Metric) error
+		limit  int  // buffer limit
+		add    int  // untracked metrics added after the tracked one
+		closed bool // the tracked metric arrives after Close
+		want   bool // Delivered
+		at     int  // when the group is reported: 0 as it is added, 1 at the flush, 2 at Close
+	}{
+		{name: "written", want: true, at: 1},
+		{name: "refused for good", answer: permanent, at: 1},
+		{name: "evicted", answer: down, limit: 2, add: 2, at: 0},
+		{name: "left at shutdown", answer: down, at: 2},
+		{name: "after close", closed: true, at: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { runSettleCase(t, tc.answer, tc.limit, tc.add, tc.closed, tc.want, tc.at) })
+		})
+	}
+}
+
+// runSettleCase writes one tracked metric (after Close when closed), then add untracked
+// ones, and checks that its group is reported with want at step at: 0 as it is added, 1 at
+// the first flush, 2 at Close.
+func runSettleCase(t *testing.T, answer func(int, []morse.Metric) error, limit, add int, closed, want bool, at int) {
+	var mu sync.Mutex
+	var got []morse.DeliveryInfo
+	out := &testutil.ScriptOutput{Answer: answer}
+	w, err := NewWriter(out, Options{Name: "t", BatchSize: 2, BufferLimit: cmp.Or(limit, 10),
+		FlushInterval: time.Second, Logger: testutil.QuietLogger()})
+	require.NoError(t, err)
+	g := morse.NewTrackingGroup(1, func(d morse.DeliveryInfo) {
+		mu.Lock()
+		got = append(got, d)
+		mu.Unlock()
+	})
+	ms := []morse.Metric{morse.NewMetric("m", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(1, 0))}
+	g.Track(ms)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if closed {
+		_ = w.Close(ctx)
+	}
+	_ = w.Write(ms[0])
+	for range add {
+		_ = w.Write(morse.NewMetric("n", nil, []morse.Field{{Key: "v", Value: morse.Int(2)}}, time.Unix(1, 0)))
+	}
+	g.Done()
+	check := func(step int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if step >= at {
+			require.Equal(t, []morse.DeliveryInfo{{ID: 1, Delivered: want}}, got, "step %d", step)
+		} else {
+			require.Empty(t, got, "step %d", step)
+		}
+	}
+	check(0)
+	time.Sleep(1500 * time.Millisecond) // one flush
+	check(1)
+	_ = w.Close(ctx)
+	check(2)
+}
