@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testserver"
+	influxdblistener "github.com/morse-agent/morse/plugins/inputs/influxdb_listener"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 	"github.com/morse-agent/morse/plugins/outputs/influxdb"
 	"github.com/morse-agent/morse/selfstat"
@@ -54,14 +56,20 @@ func (p *statsProbe) heldBack() time.Duration {
 type bpRig struct {
 	influx *testserver.Influx
 	proxy  *testserver.Proxy
-	ln     *socketlistener.SocketListener
 	probe  *statsProbe
 	agent  *agent.Agent
 	stop   func() error
 	next   int // the next sequence number to send
+	// send writes n lines flat out, each with its own sequence number and timestamp, and
+	// returns how long the writing took.
+	send func(t *testing.T, n int) time.Duration
 }
 
-func startBackpressureRig(t *testing.T, network string) *bpRig {
+// The transports the backpressure tests run over: the stream sockets of
+// inputs.socket_listener and the HTTP of inputs.influxdb_listener.
+var bpTransports = []string{"tcp", "unix", "http"}
+
+func startBackpressureRig(t *testing.T, transport string) *bpRig {
 	r := &bpRig{influx: testserver.StartInfluxDB(t, testserver.InfluxOptions{}), probe: &statsProbe{}}
 	r.proxy = testserver.StartProxy(t, r.influx.Addr())
 	r.influx.Exec(t, "CREATE DATABASE bp")
@@ -69,15 +77,7 @@ func startBackpressureRig(t *testing.T, network string) *bpRig {
 	cfg := config.DefaultConfig()
 	cfg.Agent.OmitHostname = true
 	cfg.Agent.FlushInterval = morse.Duration(time.Second)
-	r.ln = socketlistener.New()
-	r.ln.ServiceAddress = "tcp://127.0.0.1:0"
-	if network == "unix" {
-		r.ln.ServiceAddress = "unix://" + filepath.Join(t.TempDir(), "bp.sock")
-	}
-	// Small socket buffers, so that a held-back connection slows the sender within a few
-	// tens of kilobytes rather than after the kernel has taken megabytes.
-	r.ln.ReadBufferSize = 32 << 10
-	cfg.AddInput("socket_listener", r.ln)
+	addr := r.addListener(t, cfg, transport)
 	cfg.AddInput("probe", r.probe)
 	out := influxdb.New()
 	out.URLs = []string{r.proxy.URL()}
@@ -92,16 +92,46 @@ func startBackpressureRig(t *testing.T, network string) *bpRig {
 	case <-time.After(time.Minute):
 		t.Fatal("the agent did not start")
 	}
+	a := addr()
+	if transport == "http" {
+		url := "http://" + a.String() + "/write?db=bp"
+		r.send = func(t *testing.T, n int) time.Duration {
+			took, statuses := r.sendHTTP(t, url, n, 1000, 4)
+			require.Equal(t, map[int]int{http.StatusNoContent: (n + 999) / 1000}, statuses,
+				"every write answered 204: none waited past backpressure_max_wait")
+			return took
+		}
+	} else {
+		r.send = func(t *testing.T, n int) time.Duration { return r.sendStream(t, a, n) }
+	}
 	return r
+}
+
+// addListener adds the listener of transport to cfg and returns its address once started.
+func (r *bpRig) addListener(t *testing.T, cfg *config.Config, transport string) func() net.Addr {
+	if transport == "http" {
+		ln := influxdblistener.New()
+		ln.ServiceAddress = "127.0.0.1:0"
+		cfg.AddInput("influxdb_listener", ln)
+		return ln.Addr
+	}
+	ln := socketlistener.New()
+	ln.ServiceAddress = "tcp://127.0.0.1:0"
+	if transport == "unix" {
+		ln.ServiceAddress = "unix://" + filepath.Join(t.TempDir(), "bp.sock")
+	}
+	// Small socket buffers, so that a held-back connection slows the sender within a few
+	// tens of kilobytes rather than after the kernel has taken megabytes.
+	ln.ReadBufferSize = 32 << 10
+	cfg.AddInput("socket_listener", ln)
+	return ln.Addr
 }
 
 func (r *bpRig) stats() batch.Stats { return r.agent.Outputs()[0].Stats }
 
-// send writes n lines flat out on one connection, each with its own sequence number and
-// timestamp, and returns how long the writing took.
-func (r *bpRig) send(t *testing.T, n int) time.Duration {
+// sendStream writes n lines flat out on one connection to addr.
+func (r *bpRig) sendStream(t *testing.T, addr net.Addr, n int) time.Duration {
 	t.Helper()
-	addr := r.ln.Addr()
 	c, err := net.Dial(addr.Network(), addr.String())
 	require.NoError(t, err)
 	if tc, ok := c.(*net.TCPConn); ok {
@@ -148,12 +178,12 @@ func (r *bpRig) stored(t *testing.T) int64 {
 }
 
 // TestBackpressureSlowSink: a sink that takes 200 ms per write and a sender that outruns it
-// 100 times over, over TCP and over a unix socket. Every line arrives, none is evicted, and
-// the sender was slowed to the sink's pace.
+// a hundred times over, over TCP, a unix socket and HTTP (four connections, bodies of 1000
+// lines). Every line arrives, none is evicted, and the sender was slowed to the sink's pace.
 func TestBackpressureSlowSink(t *testing.T) {
-	for _, network := range []string{"tcp", "unix"} {
-		t.Run(network, func(t *testing.T) {
-			r := startBackpressureRig(t, network)
+	for _, transport := range bpTransports {
+		t.Run(transport, func(t *testing.T) {
+			r := startBackpressureRig(t, transport)
 			r.proxy.SetDelay(bpDelay)
 			const lines = 30000
 			took := r.send(t, lines)
@@ -163,7 +193,7 @@ func TestBackpressureSlowSink(t *testing.T) {
 			require.Equal(t, int64(lines), r.stored(t), "every line is in InfluxDB")
 			// Unslowed, the sender writes 30,000 lines in well under 100 ms; the sink takes at
 			// least 30,000 / 10,000 per second, less what the buffer and the sockets hold.
-			t.Logf("%s: sender took %s, held back %s", network, took, r.probe.heldBack())
+			t.Logf("%s: sender took %s, held back %s", transport, took, r.probe.heldBack())
 			require.Greater(t, took, time.Second, "the sender was slowed")
 			require.Greater(t, r.probe.heldBack(), time.Second, "the listener waited for room")
 			require.NoError(t, r.stop())
@@ -171,11 +201,18 @@ func TestBackpressureSlowSink(t *testing.T) {
 	}
 }
 
-// TestBackpressureDownThenHealthy: while the sink is down the listener never waits, the
-// buffer evicts the oldest and counts them exactly; once the sink is back and the buffer is
-// high, the listener pushes back again and nothing more is evicted.
+// TestBackpressureDownThenHealthy: while the sink is down the listener never waits (HTTP
+// answers 204 at once), the buffer evicts the oldest and counts them exactly; once the sink
+// is back and the buffer is high, the listener pushes back again and nothing more is
+// evicted.
 func TestBackpressureDownThenHealthy(t *testing.T) {
-	r := startBackpressureRig(t, "tcp")
+	for _, transport := range []string{"tcp", "http"} {
+		t.Run(transport, func(t *testing.T) { testDownThenHealthy(t, transport) })
+	}
+}
+
+func testDownThenHealthy(t *testing.T, transport string) {
+	r := startBackpressureRig(t, transport)
 	r.proxy.Cut()
 	// An output is taken to keep up until a write fails; the first one fails at once.
 	r.send(t, bpBatch)
