@@ -4,9 +4,9 @@ import "context"
 
 // RoomWaiter is implemented by the agent's accumulators: it is how a listener that can push
 // back on its senders learns that it should. A TCP or unix stream listener calls WaitForRoom
-// before it adds the metrics of each read, and stops reading while it waits, so the kernel's
-// flow control slows the sender down. An HTTP listener calls it before each chunk of a body,
-// and answers 503 with Retry-After if the wait passes its bound.
+// before each small batch of metrics it adds, and reads nothing more while it waits, so the
+// kernel's flow control slows the sender down. An HTTP listener does the same within a
+// body, and answers 503 with Retry-After if the wait passes its bound.
 //
 // The wait applies only to outputs that are keeping up: an output whose writes fail, that is
 // backing off or that is down never holds a source back. Its buffer evicts the oldest metrics
