@@ -171,6 +171,38 @@ func TestBackpressurePastTheBoundIs503(t *testing.T) {
 	}
 }
 
+// TestBackpressureBoundInTheLastReadIs503: net/http hands over the end of a body together
+// with io.EOF. A wait that passes the bound while the lines of that last read are parsed
+// refuses the rest of them, and the write must then be answered 503 like any other refused
+// write, not 204: a 204 would tell the sender that lines never added were stored.
+func TestBackpressureBoundInTheLastReadIs503(t *testing.T) {
+	acc := newRoomAcc(1) // the look before the only read finds room, the next does not
+	h := handlerOnly(t, acc, func(l *InfluxDBListener) { l.BackpressureMaxWait = morse.Duration(50 * time.Millisecond) })
+	data := linesBody(100) // 10 kB: one read
+	req := httptest.NewRequest("POST", "/write?db=x", &lastReadEOF{data: data})
+	req.ContentLength = int64(len(data))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Equal(t, int64(waitEvery), acc.n.Load(), rec.Body.String())
+	require.Contains(t, rec.Body.String(), fmt.Sprintf("%d lines accepted before the wait", waitEvery))
+	require.Equal(t, int64(1), h.l.c.busy.Get())
+	require.Equal(t, int64(waitEvery), h.l.c.lines.Get(), "lines_received counts what was added")
+}
+
+// lastReadEOF hands over its data in one read, with io.EOF, as net/http ends a body.
+type lastReadEOF struct{ data []byte }
+
+// Read reads everything there is.
+func (r *lastReadEOF) Read(p []byte) (int, error) {
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	if len(r.data) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
 // TestBackpressureOffNeverWaits: with backpressure = false the accumulator is never asked.
 func TestBackpressureOffNeverWaits(t *testing.T) {
 	acc := newRoomAcc(0)

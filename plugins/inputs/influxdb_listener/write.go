@@ -233,5 +233,10 @@ func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
 	var err error
 	*chunk, err = p.ParseStream(body, *chunk, count, onErr)
 	putChunk(chunk)
+	if err == nil && g != nil && g.err != nil {
+		// The gate refused the rest of the last read, which net/http hands over together
+		// with the body's end, so the parser saw no read error: the write still ends early.
+		err = g.err
+	}
 	return o, err
 }
