@@ -25,8 +25,10 @@ type Options struct {
 	// MinGoal is how large the heap may grow before a collection, however little is live;
 	// 32 MiB.
 	MinGoal uint64
-	// MaxPercent caps GOGC; 400. It keeps an idle agent, whose live heap is tiny, from
-	// growing its heap all the way to MinGoal.
+	// MaxPercent caps GOGC; 200. It keeps an agent whose live heap is small from growing its
+	// heap all the way to MinGoal: a flood into a nearly empty buffer (a gzip bomb, say)
+	// then grows the process by three times what is live rather than five. Against 400 it
+	// cost about 1.5% more CPU per line and 30% less peak RSS under a flood.
 	MaxPercent int
 	// Every is how often the live heap is read; 1 s.
 	Every time.Duration
@@ -37,7 +39,7 @@ func (o *Options) setDefaults() {
 		o.MinGoal = 32 << 20
 	}
 	if o.MaxPercent == 0 {
-		o.MaxPercent = 400
+		o.MaxPercent = 200
 	}
 	if o.Every == 0 {
 		o.Every = time.Second

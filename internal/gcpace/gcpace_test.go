@@ -74,7 +74,7 @@ func TestRunFollowsTheLiveHeapAndRestores(t *testing.T) {
 		time.Sleep(time.Second)
 		cancel()
 		<-done
-		require.Equal(t, []int{400, 166, 100, 100}, f.sets, "set at start, on two changes, restored at the end")
+		require.Equal(t, []int{200, 166, 100, 100}, f.sets, "set at start, on two changes, restored at the end")
 		require.Equal(t, 100, f.gogc)
 	})
 }
