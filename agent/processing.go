@@ -83,20 +83,42 @@ type runningProcessor struct {
 	plugin morse.Processor
 }
 
+// apply passes each run of consecutive metrics that the filter selects to the processor in
+// one call, so that a filtered processor costs what an unfiltered one does; the results
+// and the metrics it passes over are gathered in ms's own backing array while they fit
+// behind what is still to be read, and in a new one once a processor returns more metrics
+// than it was given.
+// apply gives the processor each run of consecutive metrics that the filter selects in one
+// call, so that a filter does not turn a batch into calls of one metric each (which cost
+// a processor with a lock or a per-call setup several times as much per metric), and keeps
+// the results in ms's own array while they fit.
 func (rp *runningProcessor) apply(ms []morse.Metric) []morse.Metric {
 	f := rp.cfg.Filter
 	if f == nil {
 		return rp.plugin.Apply(ms)
 	}
-	out := make([]morse.Metric, 0, len(ms))
-	var one [1]morse.Metric
-	for _, m := range ms {
-		if !f.Selects(m) {
-			out = append(out, m)
+	out, shared := ms[:0], true
+	// emit appends to out; while out shares ms's array it must end at or before ms[read],
+	// the first metric not yet read, so it moves to an array of its own before passing it.
+	emit := func(read int, add ...morse.Metric) {
+		if shared && len(out)+len(add) > read {
+			out, shared = append(make([]morse.Metric, 0, len(out)+len(add)+len(ms)-read), out...), false
+		}
+		out = append(out, add...)
+	}
+	for i := 0; i < len(ms); {
+		if !f.Selects(ms[i]) {
+			emit(i+1, ms[i])
+			i++
 			continue
 		}
-		one[0] = m
-		out = append(out, rp.plugin.Apply(one[:])...)
+		j := i + 1
+		for j < len(ms) && f.Selects(ms[j]) {
+			j++
+		}
+		// The run is capped at its end, so the processor cannot write over what follows.
+		emit(j, rp.plugin.Apply(ms[i:j:j])...)
+		i = j
 	}
 	return out
 }

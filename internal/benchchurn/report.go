@@ -57,6 +57,9 @@ type report struct {
 type heapSample struct {
 	WallS        float64 `json:"wall_s"`
 	HeapInUseKiB int64   `json:"heap_in_use_kib"`
+	// HeapMappedKiB is heap_sys_bytes less heap_released_bytes: the heap memory the runtime
+	// holds from the system, in use or not, which is what the heap adds to RSS.
+	HeapMappedKiB int64 `json:"heap_mapped_kib"`
 }
 
 // setHeap stores the heap readings and their growth between the second and the last tenth.
@@ -92,22 +95,31 @@ func readHeap(path string) []heapSample {
 		if m.Name() != "internal_memstats" {
 			return
 		}
-		v, ok := m.Field("heap_in_use_bytes")
-		var n int64
-		switch {
-		case ok && v.Type() == morse.TypeInt:
-			n = v.Int()
-		case ok && v.Type() == morse.TypeUint:
-			n = int64(v.Uint())
-		default:
+		inUse, ok1 := memstat(m, "heap_in_use_bytes")
+		sys, ok2 := memstat(m, "heap_sys_bytes")
+		released, ok3 := memstat(m, "heap_released_bytes")
+		if !ok1 || !ok2 || !ok3 {
 			return
 		}
 		if first.IsZero() {
 			first = m.Time()
 		}
-		out = append(out, heapSample{WallS: m.Time().Sub(first).Seconds(), HeapInUseKiB: n / 1024})
+		out = append(out, heapSample{WallS: m.Time().Sub(first).Seconds(), HeapInUseKiB: inUse / 1024,
+			HeapMappedKiB: (sys - released) / 1024})
 	})
 	return out
+}
+
+// memstat reads an integer field of internal_memstats, signed or unsigned.
+func memstat(m morse.Metric, key string) (int64, bool) {
+	v, ok := m.Field(key)
+	switch {
+	case ok && v.Type() == morse.TypeInt:
+		return v.Int(), true
+	case ok && v.Type() == morse.TypeUint:
+		return int64(v.Uint()), true
+	}
+	return 0, false
 }
 
 func newReport(o *options, window time.Duration, samples []sample, f *feeder, delivered int64, guard map[string]int64) *report {
@@ -251,7 +263,10 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| Go heap in use, second / last tenth | %.1f / %.1f MiB (%+.2f%%) |\n",
 		float64(r.HeapSecondKiB)/1024, float64(r.HeapLastKiB)/1024, r.HeapGrowthPct)
 	fmt.Fprintf(&b, "| RSS by tenth, MiB | %s |\n", tenths(r.Samples, func(s sample) int64 { return s.RSSKiB }))
+	fmt.Fprintf(&b, "| RSS anonymous by tenth, MiB | %s |\n", tenths(r.Samples, func(s sample) int64 { return s.AnonKiB }))
+	fmt.Fprintf(&b, "| RSS file-backed by tenth, MiB | %s |\n", tenths(r.Samples, func(s sample) int64 { return s.FileKiB }))
 	fmt.Fprintf(&b, "| Go heap in use by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.HeapInUseKiB }))
+	fmt.Fprintf(&b, "| Go heap held from the system by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.HeapMappedKiB }))
 	for _, k := range []string{"trips", "metrics_changed", "tags_converted", "keys_tracked", "keys_tripped", "memory_bytes", "keys_evicted"} {
 		fmt.Fprintf(&b, "| guard %s | %d |\n", k, r.Guard[k])
 	}

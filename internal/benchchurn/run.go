@@ -21,11 +21,15 @@ import (
 
 // sample is one reading, once a second.
 type sample struct {
-	WallS     float64 `json:"wall_s"`
-	SimH      float64 `json:"sim_h"`
-	RSSKiB    int64   `json:"rss_kib"`
-	Sent      int64   `json:"sent"`
-	Delivered int64   `json:"delivered"`
+	WallS  float64 `json:"wall_s"`
+	SimH   float64 `json:"sim_h"`
+	RSSKiB int64   `json:"rss_kib"`
+	// The anonymous and the file-backed parts of RSS (RssAnon, RssFile): the agent's data,
+	// and the pages of its binary that have been touched so far.
+	AnonKiB   int64 `json:"rss_anon_kib"`
+	FileKiB   int64 `json:"rss_file_kib"`
+	Sent      int64 `json:"sent"`
+	Delivered int64 `json:"delivered"`
 }
 
 // config is the agent's config for the soak. The guard's window is an hour of simulated
@@ -189,13 +193,13 @@ func sampleUntil(ctx context.Context, pid int, f *feeder, sink *loadgen.Sink, co
 			return out, nil
 		case <-tick.C:
 		}
-		rss, err := rssKiB(pid)
+		s, err := readRSS(pid)
 		if err != nil {
 			return out, fmt.Errorf("agent gone: %w", err)
 		}
 		wall := time.Since(start).Seconds()
-		out = append(out, sample{WallS: wall, SimH: wall * compress / 3600, RSSKiB: rss,
-			Sent: f.sent.Load(), Delivered: sink.Stats().Lines})
+		s.WallS, s.SimH, s.Sent, s.Delivered = wall, wall*compress/3600, f.sent.Load(), sink.Stats().Lines
+		out = append(out, s)
 	}
 }
 
@@ -208,18 +212,26 @@ func waitDelivered(sink *loadgen.Sink, sent int64, timeout time.Duration) int64 
 	return sink.Stats().Lines
 }
 
-// rssKiB reads VmRSS of pid.
-func rssKiB(pid int) (int64, error) {
+// readRSS reads VmRSS, RssAnon and RssFile of pid.
+func readRSS(pid int) (sample, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return sample{}, err
 	}
 	defer f.Close()
+	var s sample
+	fields := map[string]*int64{"VmRSS:": &s.RSSKiB, "RssAnon:": &s.AnonKiB, "RssFile:": &s.FileKiB}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+		key, rest, _ := strings.Cut(sc.Text(), "\t")
+		if dst, ok := fields[key]; ok {
+			if *dst, err = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err != nil {
+				return s, fmt.Errorf("%s %w", key, err)
+			}
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	if s.RSSKiB == 0 {
+		return s, errors.New("no VmRSS")
+	}
+	return s, sc.Err()
 }

@@ -28,6 +28,7 @@ func BenchmarkGuard(b *testing.B) {
 		{"steady/one-per-call", false, true},
 		{"steady/batch-64", false, false},
 		{"steady/line-metrics/one-per-call", true, true},
+		{"steady/line-metrics/batch-64", true, false},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			g, _, _ := newGuard(b, func(g *Guard) { g.Now = time.Now })

@@ -16,7 +16,11 @@ import (
 func (g *Guard) Apply(in []morse.Metric) []morse.Metric {
 	now := g.clock()
 	g.mu.Lock()
-	g.nowNano, g.epoch = now, floorDiv(now, g.slotWidth)
+	epoch := floorDiv(now, g.slotWidth)
+	if epoch != g.epoch {
+		g.t.seen.forgetAll() // every series' values must be counted in the new slot
+	}
+	g.nowNano, g.epoch = now, epoch
 	evicted := 0
 	// Metrics are large values: each is read in place, and written back only when it
 	// changed or an earlier one was dropped, so the steady path copies none.
@@ -72,7 +76,14 @@ func floorDiv(a, b int64) int64 {
 // the changed metric and true when the action changed it, and whether to keep it.
 func (g *Guard) process(m *morse.Metric) (out morse.Metric, changed, keep bool) {
 	if lt, ok := m.Line(); ok {
+		h, cacheable := seriesKey(lt.Text)
+		if cacheable && g.t.seen.seen(h) {
+			return out, false, true
+		}
 		if !g.observeLine(lt) {
+			if cacheable {
+				g.t.seen.remember(h)
+			}
 			return out, false, true
 		}
 		if g.Action == ActionDropMetric {

@@ -67,10 +67,14 @@ type tracker struct {
 	hand     int
 	newMode  func(key string) mode
 	newEpoch func() int64
+	seen     *seenSeries // series that passed untouched, for metrics held as text
 }
 
 func newTracker(maxBytes int, newMode func(string) mode, epoch func() int64) *tracker {
-	return &tracker{meas: map[string]*measurement{}, maxBytes: maxBytes, newMode: newMode, newEpoch: epoch}
+	t := &tracker{meas: map[string]*measurement{}, maxBytes: maxBytes, newMode: newMode, newEpoch: epoch,
+		seen: newSeenSeries(maxBytes / 64)}
+	t.bytes = t.seen.bytes()
+	return t
 }
 
 // measurement returns the measurement named name, adding it when new. Consecutive metrics
@@ -150,6 +154,7 @@ func (t *tracker) overBudget() bool { return t.bytes > t.maxBytes }
 func (t *tracker) evict() int {
 	target := t.maxBytes / 4 * 3
 	n := 0
+	t.seen.forgetAll() // the hand clears used flags, which a skipped series would not set
 	for t.bytes > target && len(t.ring) > 0 {
 		if t.hand >= len(t.ring) {
 			t.hand = 0
@@ -194,6 +199,7 @@ func (t *tracker) trip(ks *keyState) {
 	if !ks.tripped {
 		ks.tripped = true
 		t.tripped++
+		t.seen.forgetAll()
 	}
 }
 
@@ -202,5 +208,6 @@ func (t *tracker) untrip(ks *keyState) {
 	if ks.tripped {
 		ks.tripped, ks.byServer, ks.calmSince = false, false, 0
 		t.tripped--
+		// No series the cache holds has a tripped key, so none needs forgetting.
 	}
 }
