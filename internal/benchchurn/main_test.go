@@ -79,14 +79,14 @@ func TestReadHeap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "internal.out")
 	var lines strings.Builder
 	for i := range 20 {
-		fmt.Fprintf(&lines, "internal_memstats heap_in_use_bytes=%di,heap_sys_bytes=%du,heap_released_bytes=1024u %d\n",
-			(1000+i)*1024, (2000+i)*1024, (10+i)*int(time.Second))
+		fmt.Fprintf(&lines, "internal_memstats heap_in_use_bytes=%di,heap_sys_bytes=%du,heap_released_bytes=1024u,sys_bytes=%du %d\n",
+			(1000+i)*1024, (2000+i)*1024, (3000+i)*1024, (10+i)*int(time.Second))
 		lines.WriteString("internal_agent metrics_gathered=1i 1\n")
 	}
 	require.NoError(t, os.WriteFile(path, []byte(lines.String()), 0o644))
 	h := readHeap(path)
 	require.Len(t, h, 20)
-	require.Equal(t, heapSample{WallS: 19, HeapInUseKiB: 1019, HeapMappedKiB: 2018}, h[19])
+	require.Equal(t, heapSample{WallS: 19, HeapInUseKiB: 1019, HeapMappedKiB: 2018, RuntimeKiB: 3018}, h[19])
 	var r report
 	r.setHeap(h)
 	require.Equal(t, int64(1002), r.HeapSecondKiB)

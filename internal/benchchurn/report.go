@@ -60,6 +60,9 @@ type heapSample struct {
 	// HeapMappedKiB is heap_sys_bytes less heap_released_bytes: the heap memory the runtime
 	// holds from the system, in use or not, which is what the heap adds to RSS.
 	HeapMappedKiB int64 `json:"heap_mapped_kib"`
+	// RuntimeKiB is sys_bytes less heap_released_bytes: everything the Go runtime holds from
+	// the system, the heap with stacks, the collector's metadata and the rest.
+	RuntimeKiB int64 `json:"runtime_kib"`
 }
 
 // setHeap stores the heap readings and their growth between the second and the last tenth.
@@ -98,14 +101,15 @@ func readHeap(path string) []heapSample {
 		inUse, ok1 := memstat(m, "heap_in_use_bytes")
 		sys, ok2 := memstat(m, "heap_sys_bytes")
 		released, ok3 := memstat(m, "heap_released_bytes")
-		if !ok1 || !ok2 || !ok3 {
+		total, ok4 := memstat(m, "sys_bytes")
+		if !ok1 || !ok2 || !ok3 || !ok4 {
 			return
 		}
 		if first.IsZero() {
 			first = m.Time()
 		}
 		out = append(out, heapSample{WallS: m.Time().Sub(first).Seconds(), HeapInUseKiB: inUse / 1024,
-			HeapMappedKiB: (sys - released) / 1024})
+			HeapMappedKiB: (sys - released) / 1024, RuntimeKiB: (total - released) / 1024})
 	})
 	return out
 }
@@ -267,6 +271,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "| RSS file-backed by tenth, MiB | %s |\n", tenths(r.Samples, func(s sample) int64 { return s.FileKiB }))
 	fmt.Fprintf(&b, "| Go heap in use by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.HeapInUseKiB }))
 	fmt.Fprintf(&b, "| Go heap held from the system by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.HeapMappedKiB }))
+	fmt.Fprintf(&b, "| Go runtime's memory held from the system by tenth, MiB | %s |\n", tenths(r.Heap, func(h heapSample) int64 { return h.RuntimeKiB }))
 	for _, k := range []string{"trips", "metrics_changed", "tags_converted", "keys_tracked", "keys_tripped", "memory_bytes", "keys_evicted"} {
 		fmt.Fprintf(&b, "| guard %s | %d |\n", k, r.Guard[k])
 	}
