@@ -39,8 +39,8 @@ type agentState struct {
 	inputs        []*runningInput // for the watchdog and status, never the hot path
 	stage         *stage          // processors and aggregators; nil when there are none
 	outputs       []*runningOutput
-	globalTags    []morse.Tag // sorted, host included
-	precision     time.Duration
+	globalTags    []morse.Tag   // sorted, host included
+	precision     time.Duration // [agent] precision; zero rounds to the interval's unit
 	jitter        time.Duration // collection_jitter
 	offset        time.Duration // collection_offset
 	roundInterval bool
@@ -132,7 +132,7 @@ func (a *Agent) newState(cfg *config.Config, inputs []*runningInput, outputs []*
 	sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 	return &agentState{
 		inputs: inputs, outputs: outputs, globalTags: tags, stage: a.stage,
-		precision:     cfg.Agent.Precision.Duration(),
+		precision:     time.Duration(cfg.Agent.Precision),
 		jitter:        time.Duration(cfg.Agent.CollectionJitter),
 		offset:        time.Duration(cfg.Agent.CollectionOffset),
 		roundInterval: cfg.Agent.RoundInterval,
@@ -156,17 +156,9 @@ func linesPass(outputs []*runningOutput) bool {
 	return writers > 0
 }
 
-func pluginLogger(base *slog.Logger, kind, name, alias string) *slog.Logger {
-	l := base.With("plugin", kind+"."+name)
-	if alias != "" {
-		l = l.With("alias", alias)
-	}
-	return l
-}
-
 func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 	if s, ok := oc.Plugin.(morse.LoggerSetter); ok {
-		s.SetLogger(pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias))
+		s.SetLogger(pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel))
 	}
 	if s, ok := oc.Plugin.(morse.PrecisionSetter); ok {
 		s.SetPrecision(a.cfg.Agent.Precision.Duration())
@@ -190,7 +182,7 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		BufferLimit: oc.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
 		RetryMaxAge:             time.Duration(oc.Common.RetryMaxAge),
 		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
-		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
+		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel),
 		Initialized:             true, // setupOutput did it when the config was built
 		Stats:                   a.stats, ID: instanceID("outputs", oc.Name, oc.Fingerprint, a.nextPlace()),
 		Totals: &batch.Totals{Written: a.written, Dropped: a.dropped, Rejected: a.rejected, WriteErrors: a.writeErrs},

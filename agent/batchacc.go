@@ -8,7 +8,7 @@ func (acc *accumulator) AddMetrics(ms []morse.Metric) {
 	kept := ms[:0]
 	precision := acc.precision(st)
 	for _, m := range ms {
-		if m, ok := acc.in.process(m, st, precision); ok {
+		if m, ok := acc.process(m, st, precision); ok {
 			kept = append(kept, m)
 		}
 	}

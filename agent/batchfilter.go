@@ -33,7 +33,7 @@ func (ro *runningOutput) addFiltered(ms []morse.Metric) int {
 		if _, line := m.Line(); line && expand {
 			m = m.Expanded()
 		}
-		kept = append(kept, m)
+		kept = append(kept, ro.rename(m))
 	}
 	if n := len(ms) - len(kept); n > 0 {
 		ro.w.CountFiltered(n)

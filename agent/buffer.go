@@ -29,7 +29,7 @@ func (a *Agent) bufferFor(oc *config.OutputConfig) (func(int, batch.Eviction) (b
 		MaxBytes: int64(bc.MaxBytes), MaxAge: time.Duration(bc.MaxAge),
 		Sync: batch.DiskSyncInterval, SyncInterval: every,
 		NewestFirst: bc.Drain == config.DrainNewestFirst,
-		Logger:      pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias),
+		Logger:      pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel),
 	}
 	if every == 0 {
 		opts.Sync = batch.DiskSyncNever

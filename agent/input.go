@@ -46,11 +46,14 @@ type runningInput struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	service morse.ServiceInput // set once Start succeeded
+	// pending is a service input whose Start failed under startup_error_behavior = "retry":
+	// the gather loop starts it again before each gather until it runs (startPending).
+	pending morse.ServiceInput
 }
 
 func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second)}
-	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias)
+	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias, ic.Common.LogLevel)
 	ri.tags = sortedTags(ic.Common.Tags)
 	st := ri.statTags()
 	st[selfstat.IDTag] = instanceID("inputs", ic.Name, ic.Fingerprint, a.nextPlace())
@@ -98,10 +101,17 @@ func (ri *runningInput) start(parent context.Context) error {
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, ri.outputAccumulator().forService()); err != nil {
 			ri.startupErrs.Incr()
-			cancel()
-			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
+			if err := ri.startFailed(s, err); err != nil {
+				cancel()
+				return err
+			}
+			if ri.pending == nil {
+				cancel() // left out: no gather loop
+				return nil
+			}
+		} else {
+			ri.service = s
 		}
-		ri.service = s
 	}
 	ri.cancel, ri.done = cancel, make(chan struct{})
 	go ri.loop(ctx)
@@ -143,7 +153,7 @@ func (ri *runningInput) loop(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
-		if j := ri.agent.state.Load().jitter; j > 0 {
+		if j := ri.jitter(); j > 0 {
 			timer.Reset(time.Duration(rand.Int64N(int64(j))))
 			select {
 			case <-ctx.Done():
@@ -151,7 +161,9 @@ func (ri *runningInput) loop(ctx context.Context) {
 			case <-timer.C:
 			}
 		}
-		ri.gatherOnce(ctx, ri.outputAccumulator())
+		if ri.startPending(ctx) {
+			ri.gatherOnce(ctx, ri.outputAccumulator())
+		}
 		next = next.Add(interval)
 		if now := time.Now(); !next.After(now) {
 			missed := now.Sub(next)/interval + 1
@@ -162,15 +174,19 @@ func (ri *runningInput) loop(ctx context.Context) {
 	}
 }
 
-// gatherOnce runs one Gather, bounded by the interval, and counts its time and outcome.
-func (ri *runningInput) gatherOnce(ctx context.Context, acc morse.Accumulator) {
+// gatherOnce runs one Gather, bounded by the interval, and counts its time and outcome. With
+// time_source, every metric of the gather carries the gather's start or end time.
+func (ri *runningInput) gatherOnce(ctx context.Context, acc *accumulator) {
 	gctx, cancel := context.WithTimeout(ctx, ri.interval())
 	defer cancel()
 	start := time.Now()
 	ri.gathering.Start(start)
-	err := ri.cfg.Plugin.Gather(gctx, acc)
+	target, release := acc.timed(start)
+	err := ri.cfg.Plugin.Gather(gctx, target)
+	end := time.Now()
+	release(end)
 	ri.gathering.Done()
-	ri.gatherTime.Add(int64(time.Since(start)))
+	ri.gatherTime.Add(int64(end.Sub(start)))
 	if errors.Is(gctx.Err(), context.DeadlineExceeded) {
 		ri.timeouts.Incr()
 	}
@@ -208,7 +224,8 @@ type accumulator struct {
 	in        *runningInput
 	emit      func(morse.Metric)
 	toOutputs bool
-	service   bool // the accumulator a service input was started with, not a gather's
+	service   bool      // the accumulator a service input was started with, not a gather's
+	at        time.Time // with time_source, the time every metric gets
 }
 
 // forService returns a copy of acc for a service input's Start.
@@ -236,7 +253,7 @@ func (ri *runningInput) keepsLines() bool {
 // AddMetric implements morse.Accumulator.
 func (acc *accumulator) AddMetric(m morse.Metric) {
 	st := acc.in.agent.state.Load()
-	m, ok := acc.in.process(m, st, acc.precision(st))
+	m, ok := acc.process(m, st, acc.precision(st))
 	if !ok {
 		return
 	}
@@ -263,6 +280,11 @@ func sortedTags(m map[string]string) []morse.Tag {
 
 // AddFields implements morse.Accumulator.
 func (acc *accumulator) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
+	addFields(acc, name, fields, tags, t)
+}
+
+// addFields is AddFields for any accumulator: it builds the metric and adds it.
+func addFields(acc morse.Accumulator, name string, fields map[string]any, tags map[string]string, t []time.Time) {
 	tm := time.Now()
 	if len(t) > 0 {
 		tm = t[0]
@@ -316,12 +338,15 @@ func (ri *runningInput) process(m morse.Metric, st *agentState, precision time.D
 	return m, true
 }
 
-// precision is what a metric's time is rounded to, as Telegraf 1.39 rounds it. What an
-// input gathers is rounded to [agent] precision or, when that is unset, to the unit of the
-// gather interval: a second for intervals of a second or more. What a service input adds
-// on its own, such as a listener's metrics, is never rounded: the sender's timestamps are
-// kept as sent.
+// precision is what a metric's time is rounded to, as Telegraf 1.39 rounds it: the input's
+// own precision when it sets one. Otherwise what an input gathers is rounded to [agent]
+// precision or, when that is unset, to the unit of the gather interval: a second for
+// intervals of a second or more. What a service input adds on its own, such as a
+// listener's metrics, is then never rounded: the sender's timestamps are kept as sent.
 func (acc *accumulator) precision(st *agentState) time.Duration {
+	if p := acc.in.cfg.Common.Precision; p > 0 {
+		return time.Duration(p) // the input's own, which Telegraf applies to a service's metrics too
+	}
 	if acc.service {
 		return time.Nanosecond
 	}

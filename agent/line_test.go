@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var lineTime = time.Unix(1700000000, 5).UTC()
+var lineTime = time.Unix(1700000000, 0).UTC() // whole seconds: a gather rounds to the second
 
 func mustFilter(t *testing.T, c filter.Config) *filter.Filter {
 	f, err := filter.New(c)

@@ -267,9 +267,9 @@ func (a *Agent) emitSummaries(s *stage, ms []morse.Metric, emit func(morse.Metri
 // initialises it, as an input or output is, before any of them runs.
 func (a *Agent) setupProcessing(cfg *config.Config) error {
 	var errs []error
-	prepare := func(p any, kind, name, alias string) {
+	prepare := func(p any, kind, name, alias string, level config.LogLevel) {
 		if s, ok := p.(morse.LoggerSetter); ok {
-			s.SetLogger(pluginLogger(a.log, kind, name, alias))
+			s.SetLogger(pluginLogger(a.log, kind, name, alias, level))
 		}
 		if s, ok := p.(morse.StatsSetter); ok {
 			tags := map[string]string{strings.TrimSuffix(kind, "s"): name}
@@ -285,13 +285,13 @@ func (a *Agent) setupProcessing(cfg *config.Config) error {
 		}
 	}
 	for _, pc := range cfg.Processors {
-		prepare(pc.Plugin, "processors", pc.Name, pc.Common.Alias)
+		prepare(pc.Plugin, "processors", pc.Name, pc.Common.Alias, pc.Common.LogLevel)
 		if pc.AfterAggregators != nil && pc.AfterAggregators != pc.Plugin {
-			prepare(pc.AfterAggregators, "processors", pc.Name, pc.Common.Alias)
+			prepare(pc.AfterAggregators, "processors", pc.Name, pc.Common.Alias, pc.Common.LogLevel)
 		}
 	}
 	for _, ac := range cfg.Aggregators {
-		prepare(ac.Plugin, "aggregators", ac.Name, ac.Common.Alias)
+		prepare(ac.Plugin, "aggregators", ac.Name, ac.Common.Alias, ac.Common.LogLevel)
 	}
 	return errors.Join(errs...)
 }

@@ -33,13 +33,22 @@ func (ro *runningOutput) closeDeadLetter() error {
 // output writes them as they are, and its filter, if any, tests names only.
 func (ro *runningOutput) writesLines() bool {
 	lw, ok := ro.cfg.Plugin.(morse.LineWriter)
-	return ok && ro.cfg.Filter.NamesOnly() && lw.WritesLines()
+	return ok && ro.cfg.Filter.NamesOnly() && !ro.cfg.Common.Rename.Set() && lw.WritesLines()
+}
+
+// rename applies the output's name_override, name_prefix and name_suffix, after its filter
+// as in Telegraf. The metric is a value: the other outputs keep the name it had.
+func (ro *runningOutput) rename(m morse.Metric) morse.Metric {
+	if r := ro.cfg.Common.Rename; r.Set() {
+		return m.WithName(r.Apply(m.Name()))
+	}
+	return m
 }
 
 // add filters m for this output and buffers it. A metric rejected by the filter is counted as
 // filtered, not as dropped: the operator asked for it. A line metric is expanded after the
-// filter, so that one the filter rejects by name never is. It reports whether the filter
-// passed m.
+// filter, so that one the filter rejects by name never is, and renamed last. It reports
+// whether the filter passed m.
 func (ro *runningOutput) add(m morse.Metric) bool {
 	if ro.cfg.Filter != nil {
 		var ok bool
@@ -51,7 +60,7 @@ func (ro *runningOutput) add(m morse.Metric) bool {
 	if _, line := m.Line(); line && !ro.writesLines() {
 		m = m.Expanded()
 	}
-	_ = ro.w.Write(m) // ErrClosed during a reload's hand-over is already counted
+	_ = ro.w.Write(ro.rename(m)) // ErrClosed during a reload's hand-over is already counted
 	return true
 }
 

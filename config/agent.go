@@ -29,7 +29,8 @@ type AgentConfig struct {
 	MetricBatchSize int `toml:"metric_batch_size"`
 	// MetricBufferLimit is how many metrics each output holds before evicting the oldest.
 	MetricBufferLimit int `toml:"metric_buffer_limit"`
-	// Precision rounds timestamps of gathered metrics; zero keeps nanoseconds.
+	// Precision rounds timestamps of gathered metrics; zero rounds them to the unit of the
+	// gather interval, at most a second, as in Telegraf.
 	Precision Precision `toml:"precision"`
 	// Hostname overrides the host tag; empty means os.Hostname.
 	Hostname string `toml:"hostname"`
@@ -125,7 +126,9 @@ func (a AgentConfig) Validate() Errors {
 	return errs
 }
 
-// Precision is the unit that gathered timestamps are rounded to. Zero means nanoseconds.
+// Precision is the unit that gathered timestamps are rounded to. Zero rounds to the unit of
+// each input's gather interval, at most a second, as Telegraf does; outputs that send a
+// precision to their sink then send nanoseconds.
 type Precision time.Duration
 
 var precisions = map[string]Precision{
@@ -142,7 +145,7 @@ var precisions = map[string]Precision{
 func (p *Precision) UnmarshalText(b []byte) error {
 	v, ok := precisions[strings.TrimSpace(string(b))]
 	if !ok {
-		return fmt.Errorf("invalid precision %q: use \"ns\", \"us\", \"ms\" or \"s\" (or \"\" for ns)", b)
+		return fmt.Errorf("invalid precision %q: use \"ns\", \"us\", \"ms\" or \"s\" (or \"\" for the interval's unit)", b)
 	}
 	*p = v
 	return nil

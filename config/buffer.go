@@ -23,8 +23,9 @@ type BufferConfig struct {
 	MaxAge morse.Duration `toml:"buffer_max_age"`
 	// DiskSync is how often the disk buffer is fsynced: a duration ("1s", the default), or
 	// "never" to leave it to the kernel. A crash of the process loses nothing either way;
-	// only a crash of the machine can lose what was not yet synced.
-	DiskSync string `toml:"buffer_disk_sync"`
+	// only a crash of the machine can lose what was not yet synced. Telegraf's boolean is
+	// read too: true is the default interval, false is "never".
+	DiskSync DiskSyncSetting `toml:"buffer_disk_sync"`
 	// Drain is "oldest_first" (the default) or "newest_first": after an outage, write the
 	// newest metrics first, so that dashboards show the present at once, and backfill.
 	Drain string `toml:"buffer_drain"`
@@ -93,6 +94,27 @@ func (b BufferConfig) WaterMarks() (high, low float64) {
 		low = min(defaultLowWater, 0.75*high)
 	}
 	return high, low
+}
+
+// DiskSyncSetting is buffer_disk_sync: an interval, "never", or Telegraf's boolean.
+type DiskSyncSetting string
+
+// UnmarshalTOML reads a string as it is, and Telegraf's true and false as the default
+// interval and "never". Telegraf's true fsyncs every write; morse's disk buffer fsyncs at
+// an interval, and a crash of the process loses nothing either way.
+func (s *DiskSyncSetting) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*s = DiskSyncSetting(v)
+	case bool:
+		*s = DiskSyncSetting(defaultDiskSyncAt.String())
+		if !v {
+			*s = DiskSyncNever
+		}
+	default:
+		return fmt.Errorf("expected an interval, \"never\", true or false, got %T", v)
+	}
+	return nil
 }
 
 // SyncInterval reads DiskSync: the interval, or zero for "never".

@@ -20,12 +20,22 @@ type InputCommon struct {
 	// CollectionOffset overrides [agent] collection_offset for this input; zero inherits it,
 	// as in Telegraf.
 	CollectionOffset morse.Duration `toml:"collection_offset"`
-	// NameOverride replaces the measurement name.
-	NameOverride string `toml:"name_override"`
-	// NamePrefix is put before the measurement name.
-	NamePrefix string `toml:"name_prefix"`
-	// NameSuffix is put after the measurement name.
-	NameSuffix string `toml:"name_suffix"`
+	// CollectionJitter, when set, replaces [agent] collection_jitter for this input; "0s"
+	// turns the agent's jitter off for it, as in Telegraf.
+	CollectionJitter *morse.Duration `toml:"collection_jitter"`
+	// Precision, when set, replaces [agent] precision for this input: what it gathers is
+	// rounded to it, and so is what a service input adds on its own, as in Telegraf. Any
+	// positive duration.
+	Precision morse.Duration `toml:"precision"`
+	// TimeSource is which time the metrics of a gather carry: their own ("metric", the
+	// default), the gather's start or its end.
+	TimeSource TimeSource `toml:"time_source"`
+	// StartupErrorBehavior is what happens when a service input fails to start.
+	StartupErrorBehavior StartupErrorBehavior `toml:"startup_error_behavior"`
+	// LogLevel replaces the agent's log level for this input's messages.
+	LogLevel LogLevel `toml:"log_level"`
+	// Rename holds name_override, name_prefix and name_suffix.
+	Rename
 	// Tags are added to every metric of this input: the [inputs.NAME.tags] table.
 	Tags map[string]string `toml:"tags"`
 	// Filter is read from the filter keys at the top of the plugin's table.
@@ -60,6 +70,14 @@ type OutputCommon struct {
 	// UnauthorizedRetryMaxAge is RetryMaxAge for failures the sink refused as unauthorized
 	// (401, 403), which an operator can fix while the data waits; zero: as RetryMaxAge.
 	UnauthorizedRetryMaxAge morse.Duration `toml:"unauthorized_retry_max_age"`
+	// Rename holds name_override, name_prefix and name_suffix: what this output writes is
+	// renamed after its filter, and the other outputs see the names unchanged.
+	Rename
+	// StartupErrorBehavior is accepted for Telegraf's configs. An output always starts in
+	// morse: it connects in the background and buffers meanwhile, whatever the value.
+	StartupErrorBehavior StartupErrorBehavior `toml:"startup_error_behavior"`
+	// LogLevel replaces the agent's log level for this output's messages.
+	LogLevel LogLevel `toml:"log_level"`
 	// Filter is read from the filter keys at the top of the plugin's table.
 	Filter filter.Config `toml:"-"`
 }
@@ -71,6 +89,8 @@ type ProcessorCommon struct {
 	// Order places the processor in the chain: lower first; equal orders keep the config's
 	// order, as in Telegraf.
 	Order int64 `toml:"order"`
+	// LogLevel replaces the agent's log level for this processor's messages.
+	LogLevel LogLevel `toml:"log_level"`
 	// Filter selects the metrics the processor sees; the others pass it unchanged.
 	Filter filter.Config `toml:"-"`
 }
@@ -88,10 +108,11 @@ type AggregatorCommon struct {
 	Grace morse.Duration `toml:"grace"`
 	// DropOriginal keeps the metrics the aggregator takes from reaching the outputs.
 	DropOriginal bool `toml:"drop_original"`
-	// NameOverride, NamePrefix and NameSuffix change the summaries' measurement name.
-	NameOverride string `toml:"name_override"`
-	NamePrefix   string `toml:"name_prefix"`
-	NameSuffix   string `toml:"name_suffix"`
+	// Rename holds name_override, name_prefix and name_suffix, which change the summaries'
+	// measurement name.
+	Rename
+	// LogLevel replaces the agent's log level for this aggregator's messages.
+	LogLevel LogLevel `toml:"log_level"`
 	// Tags are added to every summary.
 	Tags map[string]string `toml:"tags"`
 	// Filter selects the metrics the aggregator takes.
@@ -181,18 +202,32 @@ func (p *Plugin) resolveInput(a AgentConfig) []problem {
 	var probs []problem
 	c := p.Input
 	p.Interval = time.Duration(a.Interval)
+	jitter, jitterKey := a.CollectionJitter, ", from [agent]"
+	if c.CollectionJitter != nil {
+		jitter, jitterKey = *c.CollectionJitter, ""
+	}
+	if c.Interval > 0 {
+		p.Interval = time.Duration(c.Interval)
+	}
 	switch {
 	case c.Interval < 0:
 		probs = append(probs, problem{"interval", "must not be negative, got " + c.Interval.String()})
-	case c.Interval > 0:
-		p.Interval = time.Duration(c.Interval)
-		if a.CollectionJitter >= c.Interval {
-			probs = append(probs, problem{"interval", c.Interval.String() +
-				" must be greater than collection_jitter (" + a.CollectionJitter.String() + ", from [agent])"})
-		}
+	case jitter < 0:
+		probs = append(probs, problem{"collection_jitter", "must not be negative, got " + jitter.String()})
+	case c.Interval > 0 && jitter >= c.Interval:
+		probs = append(probs, problem{"interval", c.Interval.String() +
+			" must be greater than collection_jitter (" + jitter.String() + jitterKey + ")"})
+	case c.CollectionJitter != nil && jitter >= a.Interval:
+		probs = append(probs, problem{"collection_jitter", jitter.String() +
+			" must be smaller than interval (" + a.Interval.String() + ", from [agent])"})
 	}
-	if c.CollectionOffset < 0 {
-		probs = append(probs, problem{"collection_offset", "must not be negative, got " + c.CollectionOffset.String()})
+	for _, d := range []struct {
+		key string
+		v   morse.Duration
+	}{{"collection_offset", c.CollectionOffset}, {"precision", c.Precision}} {
+		if d.v < 0 {
+			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
+		}
 	}
 	return probs
 }

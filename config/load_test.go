@@ -69,7 +69,7 @@ func TestAgentValidate(t *testing.T) {
 			"a.conf:2: agent.metric_buffer_limit: 10000 must be at least metric_batch_size (20000)",
 		},
 		{"batch zero", `metric_batch_size = 0`, "a.conf:2: agent.metric_batch_size: must be at least 1, got 0"},
-		{"bad precision", `precision = "1m"`, `a.conf:2: agent.precision: invalid precision "1m": use "ns", "us", "ms" or "s" (or "" for ns)`},
+		{"bad precision", `precision = "1m"`, `a.conf:2: agent.precision: invalid precision "1m": use "ns", "us", "ms" or "s" (or "" for the interval's unit)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestCommonOptions(t *testing.T) {
 	require.NoError(t, err)
 	in := f.Inputs[0]
 	require.Equal(t, InputCommon{
-		Interval: morse.Duration(time.Minute), Alias: "al", NameOverride: "no", NamePrefix: "p_", NameSuffix: "_s",
+		Interval: morse.Duration(time.Minute), Alias: "al", Rename: Rename{NameOverride: "no", NamePrefix: "p_", NameSuffix: "_s"},
 		Tags: map[string]string{"t": "v"},
 		Filter: filter.Config{
 			NamePass: []string{"a*"}, FieldInclude: []string{"f*"}, FieldExclude: []string{"g*"},

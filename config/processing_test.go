@@ -76,7 +76,7 @@ func TestLoadProcessorsAndAggregators(t *testing.T) {
 	require.Len(t, cfg.Aggregators, 1)
 	a := cfg.Aggregators[0]
 	require.Equal(t, AggregatorCommon{Period: morse.Duration(time.Minute), Delay: morse.Duration(100 * time.Millisecond),
-		Grace: morse.Duration(5 * time.Second), DropOriginal: true, NameSuffix: "_count", Tags: map[string]string{"agg": "yes"}}, a.Common)
+		Grace: morse.Duration(5 * time.Second), DropOriginal: true, Rename: Rename{NameSuffix: "_count"}, Tags: map[string]string{"agg": "yes"}}, a.Common)
 }
 
 func TestLoadProcessingProblems(t *testing.T) {

@@ -91,7 +91,7 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"metric_batch_size", a.MetricBatchSize)
 	item("How many metrics each output holds while its sink is down; then the oldest are dropped.",
 		"metric_buffer_limit", a.MetricBufferLimit)
-	item("Round timestamps to \"ns\", \"us\", \"ms\" or \"s\"; \"0s\" keeps nanoseconds.", "precision", a.Precision)
+	item("Round gathered timestamps to \"ns\", \"us\", \"ms\" or \"s\"; \"0s\": to the interval's unit, at most 1s.", "precision", a.Precision)
 	item("Override the host tag; empty uses the system's hostname.", "hostname", a.Hostname)
 	item("Leave the host tag out.", "omit_hostname", a.OmitHostname)
 	item("On shutdown, how long to keep flushing what the buffers hold.", "shutdown_timeout", a.ShutdownTimeout)
@@ -107,7 +107,7 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"buffer_max_bytes", a.MaxBytes)
 	item("Drop metrics that waited longer than this in a buffer (0s: never).", "buffer_max_age", a.MaxAge)
 	item("How often the disk buffer is fsynced: an interval, or \"never\" to leave it to the kernel.",
-		"buffer_disk_sync", a.DiskSync)
+		"buffer_disk_sync", string(a.DiskSync))
 	item("After an outage write \"oldest_first\", or \"newest_first\" so the present shows at once.",
 		"buffer_drain", a.Drain)
 	high, low := a.WaterMarks()

@@ -50,8 +50,8 @@ func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logge
 	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
 }
 
-// logAttrs puts the record's time in the configured zone and, for structured logs, the
-// message under structured_log_message_key.
+// logAttrs puts the record's time in the configured zone, names the trace level and, for
+// structured logs, puts the message under structured_log_message_key.
 func logAttrs(loc *time.Location, ac config.AgentConfig) func([]string, slog.Attr) slog.Attr {
 	msgKey := ""
 	if ac.Format == config.LogFormatStructured && ac.MessageKey != "" {
@@ -69,6 +69,11 @@ func logAttrs(loc *time.Location, ac config.AgentConfig) func([]string, slog.Att
 		case slog.MessageKey:
 			if msgKey != "" {
 				a.Key = msgKey
+			}
+		case slog.LevelKey:
+			// A plugin's log_level = "trace" logs below debug, under Telegraf's name.
+			if l, ok := a.Value.Any().(slog.Level); ok && l < slog.LevelDebug {
+				a.Value = slog.StringValue("TRACE")
 			}
 		}
 		return a

@@ -78,6 +78,8 @@ func TestTestModeOutputIsTelegrafs(t *testing.T) {
 	conf := writeFile(t, dir, "testmode.conf", `
 [agent]
   omit_hostname = true
+  ## Keep the file's nanoseconds; unset, a gather rounds them to the second, as Telegraf's.
+  precision = "1ns"
 [[inputs.file]]
   files = ["`+lp+`"]
   data_format = "influx"

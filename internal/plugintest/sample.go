@@ -18,6 +18,7 @@ var commonKeys = map[string]bool{
 	"fieldinclude": true, "fieldexclude": true, "fieldpass": true, "fielddrop": true,
 	"taginclude": true, "tagexclude": true, "period": true, "delay": true, "grace": true,
 	"drop_original": true, "name_override": true, "name_prefix": true, "name_suffix": true,
+	"log_level": true,
 }
 
 // commentedOption matches a commented-out option or table ("  # key = 1", "# [[a.b]]"),
