@@ -20,7 +20,8 @@ var compatDir = filepath.Join("..", "..", "testdata", "telegraf")
 
 // notCovered are the registered plugins without a file there, and why.
 var notCovered = map[string]string{
-	"outputs.questdb": "morse's own: Telegraf has no QuestDB output",
+	"outputs.questdb":        "morse's own: Telegraf has no QuestDB output",
+	"processors.cardinality": "morse's own: Telegraf has no cardinality processor",
 }
 
 // buildPlugin makes the registered plugin of p and decodes p's table into it through the
@@ -37,6 +38,16 @@ func buildPlugin(t *testing.T, reg *morse.Registry, p *config.Plugin) any {
 		info, ok := reg.Output(p.Name)
 		require.True(t, ok, "%s is registered", p.ID())
 		plugin = info.New()
+	case config.KindProcessors:
+		info, ok := reg.Processor(p.Name)
+		require.True(t, ok, "%s is registered", p.ID())
+		plugin = info.New()
+	case config.KindAggregators:
+		info, ok := reg.Aggregator(p.Name)
+		require.True(t, ok, "%s is registered", p.ID())
+		plugin = info.New()
+	default:
+		require.Failf(t, "unknown plugin kind", "%s", p.ID())
 	}
 	require.Empty(t, p.Decode(plugin), "%s: every option of Telegraf's sample decodes", p.Source())
 	if v, ok := plugin.(morse.Validator); ok {
@@ -45,9 +56,10 @@ func buildPlugin(t *testing.T, reg *morse.Registry, p *config.Plugin) any {
 	return plugin
 }
 
-// TestTelegrafSampleOptionsLoad loads, for every plugin, a config that sets every option of
-// Telegraf 1.39.3's sample.conf, and checks that each table decodes and validates: an
-// operator's telegraf.conf with these plugins loads in morse.
+// TestTelegrafSampleOptionsLoad loads, for every input, output, processor and aggregator, a
+// config that sets every option of Telegraf 1.39.3's sample.conf, and checks that each table
+// decodes and validates: an operator's telegraf.conf with these plugins loads in morse. Every
+// registered plugin needs such a config unless notCovered says why not.
 func TestTelegrafSampleOptionsLoad(t *testing.T) {
 	entries, err := os.ReadDir(compatDir)
 	require.NoError(t, err)
@@ -64,7 +76,7 @@ func TestTelegrafSampleOptionsLoad(t *testing.T) {
 				LookupEnv: func(string) (string, bool) { return "", false },
 			})
 			require.NoError(t, err)
-			plugins := append(slices.Clone(f.Inputs), f.Outputs...)
+			plugins := slices.Concat(f.Inputs, f.Outputs, f.Processors, f.Aggregators)
 			require.NotEmpty(t, plugins)
 			for _, p := range plugins {
 				require.Equal(t, id, p.ID(), "a file holds the tables of its own plugin")
@@ -73,14 +85,16 @@ func TestTelegrafSampleOptionsLoad(t *testing.T) {
 			covered[id] = true
 		})
 	}
-	for _, name := range reg.InputNames() {
-		if _, skip := notCovered["inputs."+name]; !skip {
-			require.True(t, covered["inputs."+name], "inputs.%s has a config in %s", name, compatDir)
-		}
-	}
-	for _, name := range reg.OutputNames() {
-		if _, skip := notCovered["outputs."+name]; !skip {
-			require.True(t, covered["outputs."+name], "outputs.%s has a config in %s", name, compatDir)
+	for kind, names := range map[string][]string{
+		config.KindInputs: reg.InputNames(), config.KindOutputs: reg.OutputNames(),
+		config.KindProcessors: reg.ProcessorNames(), config.KindAggregators: reg.AggregatorNames(),
+	} {
+		require.NotEmpty(t, names, "%s are registered", kind)
+		for _, name := range names {
+			id := kind + "." + name
+			if _, skip := notCovered[id]; !skip {
+				require.True(t, covered[id], "%s has a config in %s", id, compatDir)
+			}
 		}
 	}
 }
