@@ -57,7 +57,9 @@ var (
 )
 
 // Validate checks the stats. Telegraf warns about an unknown one and ignores it; here it is
-// an error, so that a typo does not lose a stat silently.
+// an error, so that a typo does not lose a stat silently. The exception is "variance", which
+// Telegraf's own sample lists although its name for the variance is "s2": as there, it is
+// ignored, with one warning at start (Init), so that a config copied from the sample loads.
 func (b *BasicStats) Validate() error {
 	errs := []error{b.Bound.Validate()}
 	names := b.Stats
@@ -68,7 +70,7 @@ func (b *BasicStats) Validate() error {
 	for _, n := range names {
 		switch {
 		case n == "variance":
-			errs = append(errs, morse.Errorf("stats", `unknown stat "variance": the variance is "s2"`))
+			continue
 		case !contains(known, n):
 			errs = append(errs, morse.Errorf("stats", "unknown stat %q; known are %v", n, known))
 		}
@@ -94,6 +96,9 @@ func (b *BasicStats) Init() error {
 		}
 	}
 	b.table = series.New[[]stats](b.MaxSeries, false)
+	if contains(b.Stats, "variance") {
+		b.Logger().Warn(`stats: "variance" is not a stat and is ignored, as in Telegraf; the variance is "s2"`)
+	}
 	return nil
 }
 

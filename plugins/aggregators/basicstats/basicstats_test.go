@@ -26,7 +26,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"defaults", nil, 10, ""},
 		{"all", known, 10, ""},
-		{"variance", []string{"variance"}, 10, `stats: unknown stat "variance": the variance is "s2"`},
+		{"variance is ignored, as in Telegraf", []string{"count", "variance"}, 10, ""},
 		{"unknown", []string{"median"}, 10, `stats: unknown stat "median"`},
 		{"max_series", nil, 0, "max_series: must be at least 1"},
 	}
@@ -69,4 +69,18 @@ func BenchmarkAdd(b *testing.B) {
 	a.Stats = known
 	require.NoError(b, a.Init())
 	plugintest.BenchAggregator(b, a, plugintest.BenchSeries(b, 64))
+}
+
+// TestVarianceWarnsOnce: "variance", which Telegraf's sample lists, is ignored with one
+// warning at start and enables nothing; the variance is "s2".
+func TestVarianceWarnsOnce(t *testing.T) {
+	logs := &testutil.Logs{}
+	b := New()
+	b.Stats = []string{"count", "variance"}
+	b.SetLogger(logs.Logger())
+	require.NoError(t, b.Validate())
+	require.NoError(t, b.Init())
+	require.Len(t, logs.Warnings(), 1)
+	require.Contains(t, logs.Warnings()[0], `"variance" is not a stat`)
+	require.Equal(t, map[string]bool{"count": true}, b.enabled)
 }

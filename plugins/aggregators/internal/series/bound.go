@@ -35,6 +35,14 @@ func (b *Bound) Validate() error {
 // SetLogger gives the aggregator the engine's logger.
 func (b *Bound) SetLogger(l *slog.Logger) { b.log = l }
 
+// Logger is the logger SetLogger gave, or slog's default before it is called.
+func (b *Bound) Logger() *slog.Logger {
+	if b.log == nil {
+		return slog.Default()
+	}
+	return b.log
+}
+
 // SetStats gives the aggregator its series_refused counter.
 func (b *Bound) SetStats(s *selfstat.PluginStats) { b.refused = s.Counter("series_refused") }
 
@@ -49,10 +57,6 @@ func (b *Bound) Report(name string, n int64) {
 	if b.th == nil {
 		b.th = throttle.New(5 * time.Minute)
 	}
-	log := b.log
-	if log == nil {
-		log = slog.Default()
-	}
-	b.th.Log(log, slog.LevelWarn, name+": max_series reached; metrics of further series were not aggregated in this period",
+	b.th.Log(b.Logger(), slog.LevelWarn, name+": max_series reached; metrics of further series were not aggregated in this period",
 		"max_series", b.MaxSeries, "metrics", n)
 }
