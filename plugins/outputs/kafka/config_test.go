@@ -136,6 +136,10 @@ func TestTimestampAndHeaders(t *testing.T) {
 	hs, err := k.headers(m)
 	require.ErrorContains(t, err, `header "bad"`)
 	require.Equal(t, []kgo.RecordHeader{{Key: "host", Value: []byte("h1")}, {Key: "name", Value: []byte("cpu")}, {Key: "v", Value: []byte("1.5")}}, hs)
+	str := newTestOutput(t, func(k *Kafka) { k.Headers = map[string]string{"all": "{{ .String }}"} })
+	hs, err = str.headers(m)
+	require.NoError(t, err)
+	require.Equal(t, "cpu map[host:h1] map[v:1.5] 1700000000000000005", string(hs[0].Value), "as Telegraf's metric.String")
 	now := newTestOutput(t, func(k *Kafka) { k.ProducerTimestamp = "now" })
 	require.True(t, now.timestamp(m).IsZero(), "the client stamps the time of the write")
 }
