@@ -32,6 +32,7 @@ func TestValidate(t *testing.T) {
 		{"idempotence without all acks", func(k *Kafka) { k.IdempotentWrites, k.RequiredAcks = true, 1 }, "idempotent_writes"},
 		{"max_retry", func(k *Kafka) { k.MaxRetry = -1 }, "max_retry"},
 		{"max_message_bytes", func(k *Kafka) { k.MaxMessageBytes = 100 }, "max_message_bytes"},
+		{"max_message_bytes 0 is the default, as in Telegraf", func(k *Kafka) { k.MaxMessageBytes = 0 }, ""},
 		{"producer_timestamp", func(k *Kafka) { k.ProducerTimestamp = "later" }, "producer_timestamp"},
 		{"data_format", func(k *Kafka) { k.DataFormat = "avro" }, "data_format"},
 		{"json_transformation", func(k *Kafka) { k.DataFormat, k.JSONTransformation = "json", "$" }, "json_transformation"},
@@ -135,6 +136,10 @@ func TestTimestampAndHeaders(t *testing.T) {
 	hs, err := k.headers(m)
 	require.ErrorContains(t, err, `header "bad"`)
 	require.Equal(t, []kgo.RecordHeader{{Key: "host", Value: []byte("h1")}, {Key: "name", Value: []byte("cpu")}, {Key: "v", Value: []byte("1.5")}}, hs)
+	str := newTestOutput(t, func(k *Kafka) { k.Headers = map[string]string{"all": "{{ .String }}"} })
+	hs, err = str.headers(m)
+	require.NoError(t, err)
+	require.Equal(t, "cpu map[host:h1] map[v:1.5] 1700000000000000005", string(hs[0].Value), "as Telegraf's metric.String")
 	now := newTestOutput(t, func(k *Kafka) { k.ProducerTimestamp = "now" })
 	require.True(t, now.timestamp(m).IsZero(), "the client stamps the time of the write")
 }
@@ -301,4 +306,13 @@ func TestTelegrafConfig(t *testing.T) {
 		[]any{k.SASLMechanism, k.SASLPassword, k.Config.CA, k.Socks5Enabled, k.DataFormat, k.JSONTimestampUnits})
 	require.Equal(t, morse.Duration(15*time.Second), *k.KeepAlivePeriod)
 	require.Len(t, k.Headers, 2)
+}
+
+// TestMaxMessageBytesZero: max_message_bytes = 0 is the default, 1000000, as in Telegraf
+// (sarama keeps its own default), not a limit that no message meets.
+func TestMaxMessageBytesZero(t *testing.T) {
+	k := newTestOutput(t, func(k *Kafka) { k.MaxMessageBytes = 0 })
+	require.Equal(t, DefaultMaxMessageBytes, k.maxMessageBytes())
+	j := k.w.prepare([]morse.Metric{metric("big", nil, map[string]any{"v": strings.Repeat("y", 5000)})})
+	require.Equal(t, []metricState{{records: 1}}, j.metrics)
 }

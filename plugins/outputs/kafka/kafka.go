@@ -166,7 +166,7 @@ func (k *Kafka) Validate() error {
 	if k.MaxRetry < 0 {
 		errs = append(errs, morse.Errorf("max_retry", "must not be negative, got %d", k.MaxRetry))
 	}
-	if k.MaxMessageBytes < minMessageBytes {
+	if k.MaxMessageBytes != 0 && k.MaxMessageBytes < minMessageBytes {
 		errs = append(errs, morse.Errorf("max_message_bytes", "must be at least %d, got %d", minMessageBytes, k.MaxMessageBytes))
 	}
 	switch k.ProducerTimestamp {
@@ -226,7 +226,7 @@ func (k *Kafka) clientOptions() ([]kgo.Opt, error) {
 	opts = append(opts,
 		kgo.RequiredAcks(acks),
 		kgo.ProducerBatchCompression(codecs[k.CompressionCodec]),
-		kgo.ProducerBatchMaxBytes(int32(k.MaxMessageBytes)),
+		kgo.ProducerBatchMaxBytes(int32(k.maxMessageBytes())),
 		// Records fail after max_retry retries; the write then reports what happened to
 		// each. The timeout is the write's own (see job.produce): the client's record
 		// timeout counts from the record's timestamp, which is the metric's time.
@@ -248,6 +248,10 @@ func (k *Kafka) clientOptions() ([]kgo.Opt, error) {
 	}
 	return append(opts, k.extraOpts...), nil
 }
+
+// maxMessageBytes is max_message_bytes; 0 means the default, as in Telegraf, where sarama
+// then keeps its own 1000000.
+func (k *Kafka) maxMessageBytes() int { return cmp.Or(k.MaxMessageBytes, DefaultMaxMessageBytes) }
 
 // unknownTopicRetries is how many metadata answers of "unknown topic" a record waits out:
 // a topic being created on first use answers so for a moment, a missing one for good.

@@ -190,8 +190,8 @@ func (k *Kafka) headers(m morse.Metric) ([]kgo.RecordHeader, error) {
 	return out, first
 }
 
-// templateMetric is what a header template sees: Telegraf's metric methods, so that
-// templates such as '{{ .Name }}-{{ .Tag "host" }}-{{ .Field "value" }}' work unchanged.
+// templateMetric is what a header template sees: the methods of Telegraf's TemplateMetric, so
+// that templates such as '{{ .Name }}-{{ .Tag "host" }}-{{ .Field "value" }}' work unchanged.
 type templateMetric struct{ m morse.Metric }
 
 // Name is the measurement name.
@@ -228,4 +228,10 @@ func (t templateMetric) Fields() map[string]any {
 		out[f.Key] = f.Value.Interface()
 	}
 	return out
+}
+
+// String is the metric as Telegraf's metric prints it: name, tags, fields and time in
+// nanoseconds.
+func (t templateMetric) String() string {
+	return fmt.Sprintf("%s %v %v %d", t.m.Name(), t.Tags(), t.Fields(), t.m.Time().UnixNano())
 }

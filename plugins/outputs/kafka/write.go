@@ -337,7 +337,7 @@ func (j *job) result(k *Kafka) error {
 	if skipped > 0 {
 		k.w.skippedParts.Add(skipped)
 		k.w.dropLog.Log(k.logger(), slog.LevelWarn, "kafka: parts of metrics left out, the rest of them written",
-			"parts", skipped, "reason", firstReason(j.metrics), "max_message_bytes", k.MaxMessageBytes)
+			"parts", skipped, "reason", firstReason(j.metrics), "max_message_bytes", k.maxMessageBytes())
 	}
 	if dropped == 0 {
 		return nil
@@ -382,7 +382,7 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 		var hasKey bool
 		buf, hasKey = k.appendKey(buf, m)
 		keyEnd := len(buf)
-		limit := k.MaxMessageBytes - recordOverhead - (keyEnd - keyStart) - headerBytes(headers)
+		limit := k.maxMessageBytes() - recordOverhead - (keyEnd - keyStart) - headerBytes(headers)
 		var vals [][2]int
 		buf, vals = w.serialize(buf, m, limit, st, false)
 		ts := k.timestamp(m)

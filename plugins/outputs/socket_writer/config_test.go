@@ -90,3 +90,32 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestInfluxOptions: the influx serializer options change the line as in Telegraf, without a
+// connection: fields in order of their keys with influx_sort_fields, no timestamp with
+// influx_omit_timestamp.
+func TestInfluxOptions(t *testing.T) {
+	m, _ := morse.NewMetricFromMaps("m", map[string]string{"h": "x"},
+		map[string]any{"c": int64(3), "a": 1.5, "b": "s"}, time.Unix(1_700_000_000, 5))
+	m = m.WithFields([]morse.Field{m.Fields()[2], m.Fields()[0], m.Fields()[1]}) // c, a, b
+	for _, tc := range []struct {
+		name string
+		mod  func(*SocketWriter)
+		want string
+	}{
+		{"as given", func(*SocketWriter) {}, `m,h=x c=3i,a=1.5,b="s" 1700000000000000005` + "\n"},
+		{"sort fields", func(w *SocketWriter) { w.InfluxSortFields = true }, `m,h=x a=1.5,b="s",c=3i 1700000000000000005` + "\n"},
+		{"sort, no time", func(w *SocketWriter) { w.InfluxSortFields, w.InfluxOmitTimestamp = true, true }, `m,h=x a=1.5,b="s",c=3i` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := New()
+			tc.mod(w)
+			require.NoError(t, w.Init())
+			line, err := w.ser.AppendMetric(nil, w.prepare(m))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(line))
+			require.Equal(t, !w.InfluxSortFields, w.WritesLines())
+			require.Equal(t, "c", m.Fields()[0].Key, "the metric itself is unchanged")
+		})
+	}
+}

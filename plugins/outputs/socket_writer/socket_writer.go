@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +62,8 @@ type SocketWriter struct {
 	InfluxUintSupport bool `toml:"influx_uint_support"`
 	// InfluxOmitTimestamp writes lines without a timestamp.
 	InfluxOmitTimestamp bool `toml:"influx_omit_timestamp"`
+	// InfluxSortFields writes fields in ascending order of their keys.
+	InfluxSortFields bool `toml:"influx_sort_fields"`
 	// InfluxMaxLineBytes splits longer metrics into several lines; 0 means no limit.
 	InfluxMaxLineBytes int `toml:"influx_max_line_bytes"`
 	tlsclient.Config
@@ -71,6 +75,8 @@ type SocketWriter struct {
 	addr sockaddr.Address
 	ser  *influx.Serializer
 	conn sender // nil when not connected
+	// sorted is influx_sort_fields' scratch slice, reused under mu.
+	sorted []morse.Field
 
 	serStats *selfstat.SerializerStats // internal_serializer; nil without an agent
 }
@@ -216,13 +222,24 @@ func (w *SocketWriter) Write(ctx context.Context, batch []morse.Metric) error {
 const writeTimeout = 30 * time.Second
 
 // WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
-// the serializer writes their text.
-func (w *SocketWriter) WritesLines() bool { return true }
+// the serializer writes their text. With influx_sort_fields the output reads the fields of
+// every metric, which would only expand each one, so it takes them expanded.
+func (w *SocketWriter) WritesLines() bool { return !w.InfluxSortFields }
 
-// prepare applies the options that change a metric before it is serialized.
+// prepare applies the options that change a metric before it is serialized. Metric is a
+// value, so this changes only the copy that is written. It runs under mu.
 func (w *SocketWriter) prepare(m morse.Metric) morse.Metric {
 	if w.InfluxOmitTimestamp {
 		m = m.WithTime(time.Time{})
+	}
+	if w.InfluxSortFields {
+		cmp := func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) }
+		if fields := m.Fields(); !slices.IsSortedFunc(fields, cmp) {
+			// The metric's field slice is shared and must not be sorted in place.
+			w.sorted = append(w.sorted[:0], fields...)
+			slices.SortStableFunc(w.sorted, cmp)
+			m = m.WithFields(w.sorted)
+		}
 	}
 	return m
 }
