@@ -33,6 +33,7 @@ func TestReplayAfterARealTypeConflict(t *testing.T) {
 	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(`
 [agent]
   omit_hostname = true
+  precision = "ns" # keep the sub-second times; unset, a gather rounds them as Telegraf does
 [[inputs.file]]
   files = [%q]
   data_format = "influx"
@@ -99,6 +100,7 @@ func TestReplayToQuestDB(t *testing.T) {
 	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(`
 [agent]
   omit_hostname = true
+  precision = "ns" # keep the sub-second times; unset, a gather rounds them as Telegraf does
 [[inputs.file]]
   files = [%q]
   data_format = "influx"

@@ -225,6 +225,7 @@ func runChurn(t *testing.T, influx *testserver.Influx, w churn, db, processors s
 	a := runTOMLAgent(t, fmt.Sprintf(`
 [agent]
   omit_hostname = true
+  precision = "ns" # keep the sub-second times; unset, a gather rounds them as Telegraf does
 [[outputs.influxdb]]
   urls = [%q]
   database = %q
@@ -267,6 +268,7 @@ func TestGuardTrippedByTheServer(t *testing.T) {
 	a := runTOMLAgent(t, fmt.Sprintf(`
 [agent]
   omit_hostname = true
+  precision = "ns" # keep the sub-second times; unset, a gather rounds them as Telegraf does
 [[processors.cardinality]]
   alias = "guard"
   max_values = 10000
