@@ -75,6 +75,7 @@ func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
 	fs.DurationVar(&c.Duration, "duration", 0, fmt.Sprintf("stop after this long (at most %s)", loadgen.MaxDuration))
 	fs.Int64Var(&c.Lines, "lines", 0, "stop after this many lines")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "timeout of one request, dial or write")
+	fs.IntVar(&c.SendBuffer, "sndbuf", 0, "SO_SNDBUF of each TCP connection in bytes; 0 leaves the kernel's autotuning")
 	fs.IntVar(&o.gen.Hosts, "hosts", o.gen.Hosts, "distinct host tag values")
 	fs.Uint64Var(&o.gen.Seed, "seed", o.gen.Seed, "seed of the generated lines")
 	fs.IntVar(&o.gen.Lines, "pool", o.gen.Lines, "distinct lines generated before sending; sending cycles through them")

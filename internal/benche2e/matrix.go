@@ -23,6 +23,14 @@ const (
 	matrixLines  = 300_000 // lines per flat-out cell
 	slowLines    = 40_000  // lines per slowed cell: four times what the buffer holds
 	slowSinkRate = 5000    // lines a second, the slowed sink's pace
+	// slowSocketBuffer is SO_SNDBUF and SO_RCVBUF of a slowed TCP cell's connections. With the
+	// kernel's autotuning a connection holds several megabytes, tens of thousands of lines,
+	// before a write blocks, so a slowed cell of slowLines would end before the listener's
+	// pushback reached the sender; a running sender meets it after those megabytes.
+	slowSocketBuffer = 16 << 10
+	// slowedFactor bounds a slowed cell's sender: its mean rate is at most this times the
+	// sink's, what the buffers absorb at the start included.
+	slowedFactor = 2
 	// cellTimeout bounds every cell's load; a cell that reaches it is short of its lines.
 	cellTimeout = 60 * time.Second
 	udpFloodFor = 3 * time.Second
@@ -64,6 +72,9 @@ func cell(transport string, conns, body int, slow bool) scenario {
 	if slow {
 		sc.Name += "-slow"
 		sc.Lines, sc.SinkRate, sc.Group = slowLines, slowSinkRate, "slow"
+		if transport == "tcp" {
+			sc.SendBuffer, sc.ReadBufferSize = slowSocketBuffer, fmt.Sprintf("%dKiB", slowSocketBuffer>>10)
+		}
 	}
 	return sc
 }

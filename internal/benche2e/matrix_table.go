@@ -26,6 +26,11 @@ func evaluateMatrix(rep *matrixReport) []target {
 		}
 		out = append(out, target{Goal: goal, Scenario: r.Scenario.Name, Value: r.DeliveryPct, Limit: limit,
 			Met: r.Error == "" && r.DeliveryPct >= limit})
+		if r.Scenario.Group == "slow" {
+			bound := slowedFactor * r.Scenario.SinkRate
+			out = append(out, target{Goal: fmt.Sprintf("sender slowed: lines/s <= %d x the sink's", slowedFactor), Scenario: r.Scenario.Name,
+				Value: r.SentPerSec, Limit: bound, Met: r.Error == "" && r.SentPerSec <= bound})
+		}
 		if r.Scenario.Transport == "http" && r.Scenario.Group == "flat" {
 			out = append(out, target{Goal: "no eviction, healthy sink", Scenario: r.Scenario.Name,
 				Value: float64(r.OutputDrops), Limit: 0, Met: r.Error == "" && r.OutputDrops == 0})

@@ -23,7 +23,9 @@ func TestMatrixCellsCoverTheIssuesMatrix(t *testing.T) {
 	require.Equal(t, scenario{Name: "http-c16-b5000", Transport: "http", Input: "influxdb_listener", Connections: 16,
 		LinesPerRequest: 5000, Lines: matrixLines, Duration: cellTimeout, Group: "flat"}, names["http-c16-b5000"])
 	require.Equal(t, scenario{Name: "tcp-c4-slow", Transport: "tcp", Input: "socket_listener", Connections: 4,
-		LinesPerRequest: 1000, Lines: slowLines, Duration: cellTimeout, SinkRate: slowSinkRate, Group: "slow"}, names["tcp-c4-slow"])
+		LinesPerRequest: 1000, Lines: slowLines, Duration: cellTimeout, SinkRate: slowSinkRate, Group: "slow",
+		ReadBufferSize: "16KiB", SendBuffer: 16 << 10}, names["tcp-c4-slow"], "small socket buffers, so that pushback reaches the sender within the cell")
+	require.Empty(t, names["http-c4-b1000-slow"].ReadBufferSize)
 	for _, c := range capacityCells {
 		require.Contains(t, names, c)
 	}
@@ -110,7 +112,7 @@ func TestEvaluateMatrix(t *testing.T) {
 	rep := &matrixReport{
 		Cells: []result{
 			{Scenario: cell("http", 1, 100, false), DeliveryPct: 99.95, OutputDrops: 3},
-			{Scenario: cell("tcp", 16, 1000, true), DeliveryPct: 100},
+			{Scenario: cell("tcp", 16, 1000, true), DeliveryPct: 100, SentPerSec: 12000},
 		},
 		Capacity: []capacity{{Cell: "http-c4-b1000", Lossless: true, CPUMicrosLine: 1.4}, {Cell: "tcp-c4"}},
 		UDPFlood: &result{}, UDPLosslessRate: 650000,
@@ -120,6 +122,7 @@ func TestEvaluateMatrix(t *testing.T) {
 		{Goal: "delivery % >= 99.9", Scenario: "http-c1-b100", Value: 99.95, Limit: 99.9, Met: true},
 		{Goal: "no eviction, healthy sink", Scenario: "http-c1-b100", Value: 3, Limit: 0, Met: false},
 		{Goal: "delivery % = 100, slowed sink", Scenario: "tcp-c16-slow", Value: 100, Limit: 100, Met: true},
+		{Goal: "sender slowed: lines/s <= 2 x the sink's", Scenario: "tcp-c16-slow", Value: 12000, Limit: 10000, Met: false},
 		{Goal: "CPU-µs per line at lossless capacity", Scenario: "http-c4-b1000", Value: 1.4, Limit: cpuHTTPLimit, Met: true},
 		{Goal: "CPU-µs per line at lossless capacity", Scenario: "tcp-c4", Value: 0, Limit: cpuTCPLimit, Met: false},
 		{Goal: "UDP 8-line lossless lines/s", Scenario: "udp-paced", Value: 650000, Limit: udpLosslessGoal, Met: true},

@@ -32,6 +32,8 @@ type scenario struct {
 	UDPPayload int `json:"udp_payload,omitempty"`
 	// ReadBufferSize is the listener's read_buffer_size; empty keeps the OS default.
 	ReadBufferSize string `json:"read_buffer_size,omitempty"`
+	// SendBuffer is the load tool's SO_SNDBUF per TCP connection; 0 keeps the OS default.
+	SendBuffer int `json:"send_buffer,omitempty"`
 	// BufferStrategy is the output's buffer_strategy; empty keeps the memory buffer.
 	BufferStrategy string `json:"buffer_strategy,omitempty"`
 	// Lines and Duration bound this scenario's load instead of the command line's, if set.
@@ -262,6 +264,9 @@ func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadge
 	}
 	if sc.UDPPayload > 0 {
 		args = append(args, "--udp-payload", strconv.Itoa(sc.UDPPayload))
+	}
+	if sc.SendBuffer > 0 {
+		args = append(args, "--sndbuf", strconv.Itoa(sc.SendBuffer))
 	}
 	ctx, cancel := context.WithTimeout(ctx, duration+time.Minute)
 	defer cancel()

@@ -39,6 +39,9 @@ type Config struct {
 	// UDPPayload caps a UDP datagram's size in bytes; a datagram carries whole lines, and a
 	// longer line goes alone. 0 means MaxDatagram. Telegraf's InfluxDB output sends 512.
 	UDPPayload int
+	// SendBuffer sets SO_SNDBUF of each TCP connection (the kernel doubles it); 0 leaves the
+	// kernel's autotuning, which lets a connection hold megabytes before a write blocks.
+	SendBuffer int
 }
 
 // Validate checks the config and fills in defaults. It refuses any address that is not on
@@ -75,6 +78,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LinesPerRequest <= 0 || c.LinesPerRequest > 1_000_000 {
 		errs = append(errs, fmt.Errorf("lines per request %d: must be between 1 and 1000000", c.LinesPerRequest))
+	}
+	if c.SendBuffer < 0 {
+		errs = append(errs, fmt.Errorf("send buffer %d: must not be negative", c.SendBuffer))
 	}
 	if c.UDPPayload < 0 || c.UDPPayload > MaxDatagram {
 		errs = append(errs, fmt.Errorf("udp payload %d: must be between 1 and %d bytes", c.UDPPayload, MaxDatagram))
@@ -158,7 +164,7 @@ func dialAll(cfg Config) ([]conn, error) {
 		case TransportHTTP:
 			conns[i] = newHTTPConn(tr, "http://"+cfg.Addr+cfg.Path, cfg.Timeout, cfg.Gzip, cfg.Clock)
 		case TransportTCP:
-			conns[i] = &streamConn{addr: cfg.Addr, timeout: cfg.Timeout}
+			conns[i] = &streamConn{addr: cfg.Addr, timeout: cfg.Timeout, sndbuf: cfg.SendBuffer}
 		case TransportUDP:
 			c, err := newDatagramConn(cfg.Addr, cfg.UDPPayload)
 			if err != nil {

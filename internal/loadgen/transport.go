@@ -155,6 +155,7 @@ func (c *httpConn) close() { c.client.CloseIdleConnections() }
 type streamConn struct {
 	addr    string
 	timeout time.Duration
+	sndbuf  int // SO_SNDBUF; 0 leaves the kernel's
 	c       net.Conn
 }
 
@@ -165,6 +166,9 @@ func (c *streamConn) send(ctx context.Context, body []byte, lines int, st *Stats
 		if err != nil {
 			st.fail(lines, err)
 			return
+		}
+		if tc, ok := nc.(*net.TCPConn); ok && c.sndbuf > 0 {
+			_ = tc.SetWriteBuffer(c.sndbuf)
 		}
 		c.c = nc
 	}
