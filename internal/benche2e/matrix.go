@@ -23,11 +23,16 @@ const (
 	matrixLines  = 300_000 // lines per flat-out cell
 	slowLines    = 40_000  // lines per slowed cell: four times what the buffer holds
 	slowSinkRate = 5000    // lines a second, the slowed sink's pace
-	// slowSocketBuffer is SO_SNDBUF and SO_RCVBUF of a slowed TCP cell's connections. With the
-	// kernel's autotuning a connection holds several megabytes, tens of thousands of lines,
-	// before a write blocks, so a slowed cell of slowLines would end before the listener's
-	// pushback reached the sender; a running sender meets it after those megabytes.
-	slowSocketBuffer = 16 << 10
+	// slowSocketBudget is the socket buffer a slowed TCP cell's connections share on each
+	// side (SO_SNDBUF at the load tool, read_buffer_size at the listener), at most
+	// slowSocketMax each. With the kernel's autotuning a connection holds megabytes before a
+	// write blocks, so 40,000 lines fit in the sockets and the cell ends before the listener's
+	// pushback reaches the sender; a running sender meets it after those megabytes. Measured:
+	// at 16 KiB a single connection stalled on TCP's small windows (1,202-1,603 lines/s, a
+	// quarter of the sink's pace), and at 64 KiB 16 connections held the whole cell in one
+	// run of two (145,336 lines/s).
+	slowSocketBudget = 256 << 10
+	slowSocketMax    = 64 << 10
 	// slowedFactor bounds a slowed cell's sender: its mean rate is at most this times the
 	// sink's, what the buffers absorb at the start included.
 	slowedFactor = 2
@@ -73,7 +78,8 @@ func cell(transport string, conns, body int, slow bool) scenario {
 		sc.Name += "-slow"
 		sc.Lines, sc.SinkRate, sc.Group = slowLines, slowSinkRate, "slow"
 		if transport == "tcp" {
-			sc.SendBuffer, sc.ReadBufferSize = slowSocketBuffer, fmt.Sprintf("%dKiB", slowSocketBuffer>>10)
+			buf := min(slowSocketMax, slowSocketBudget/conns)
+			sc.SendBuffer, sc.ReadBufferSize = buf, fmt.Sprintf("%dKiB", buf>>10)
 		}
 	}
 	return sc

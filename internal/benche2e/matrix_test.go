@@ -24,8 +24,10 @@ func TestMatrixCellsCoverTheIssuesMatrix(t *testing.T) {
 		LinesPerRequest: 5000, Lines: matrixLines, Duration: cellTimeout, Group: "flat"}, names["http-c16-b5000"])
 	require.Equal(t, scenario{Name: "tcp-c4-slow", Transport: "tcp", Input: "socket_listener", Connections: 4,
 		LinesPerRequest: 1000, Lines: slowLines, Duration: cellTimeout, SinkRate: slowSinkRate, Group: "slow",
-		ReadBufferSize: "16KiB", SendBuffer: 16 << 10}, names["tcp-c4-slow"], "small socket buffers, so that pushback reaches the sender within the cell")
+		ReadBufferSize: "64KiB", SendBuffer: 64 << 10}, names["tcp-c4-slow"], "small socket buffers, so that pushback reaches the sender within the cell")
 	require.Empty(t, names["http-c4-b1000-slow"].ReadBufferSize)
+	require.Equal(t, 16<<10, names["tcp-c16-slow"].SendBuffer, "16 connections share the budget")
+	require.Equal(t, "16KiB", names["tcp-c16-slow"].ReadBufferSize)
 	for _, c := range capacityCells {
 		require.Contains(t, names, c)
 	}
