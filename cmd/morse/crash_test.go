@@ -169,7 +169,7 @@ func storedAll(t *testing.T, in *testserver.Influx, want map[int64]bool) bool {
 }
 
 // freeAddr is a free loopback address for a listener.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()

@@ -216,7 +216,7 @@ func TestUnknownFlagExitsNonZero(t *testing.T) {
 	require.Contains(t, stderr, "no-such-flag")
 }
 
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/internal/testserver"
+)
+
+// BenchmarkAgentToKafka is the edge tier end to end: the built agent, pinned to one core
+// where taskset exists, takes 1000-line HTTP bodies over 4 connections on its
+// influxdb_listener and writes them with outputs.kafka (influx format, routing by host,
+// idempotent with all acks) to a real broker. The clock stops once the topic holds every
+// line. It reports the agent's CPU per line, read from /proc: the listener, the buffer, the
+// flush loop and the Kafka client, but not the load or the broker, which run elsewhere.
+func BenchmarkAgentToKafka(b *testing.B) {
+	srv := testserver.StartKafka(b, testserver.KafkaOptions{FullJIT: true})
+	const topic, bodyLines, conns = "edge", 1000, 4
+	srv.CreateTopic(b, topic, 3, nil)
+	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 100_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := freeAddr(b)
+	conf := writeFile(b, b.TempDir(), "edge.conf", fmt.Sprintf(`
+[agent]
+  omit_hostname = true
+  flush_interval = "1s"
+[[inputs.influxdb_listener]]
+  service_address = %q
+[[outputs.kafka]]
+  brokers = [%q]
+  topic = %q
+  routing_tag = "host"
+  required_acks = -1
+  idempotent_writes = true
+`, addr, srv.Addr(), topic))
+	pid := startPinnedAgent(b, conf, addr)
+	bodies := make([][]byte, 100)
+	base := time.Now().Add(-time.Hour).UnixNano()
+	for i := range bodies {
+		bodies[i] = pool.AppendLines(nil, int64(i*bodyLines), bodyLines, base)
+	}
+	url := "http://" + addr + "/write?db=edge"
+	cpu0 := procCPU(b, pid)
+	b.ResetTimer()
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= b.N {
+					return
+				}
+				postBody(b, url, bodies[i%len(bodies)])
+			}
+		})
+	}
+	wg.Wait()
+	lines := int64(b.N) * bodyLines
+	deadline := time.Now().Add(2 * time.Minute)
+	for total, _ := srv.EndOffsets(b, topic); total < lines; total, _ = srv.EndOffsets(b, topic) {
+		if time.Now().After(deadline) {
+			b.Fatalf("the topic holds %d of %d lines after 2 minutes", total, lines)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.StopTimer()
+	cpu := procCPU(b, pid) - cpu0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(lines), "agent-cpu-ns/line")
+	b.ReportMetric(float64(lines)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// startPinnedAgent runs the built agent on conf, on core 0 when taskset exists, and waits
+// until its listener at addr answers /ping. It returns the agent's process id.
+func startPinnedAgent(b *testing.B, conf, addr string) int {
+	argv := []string{morseBin, "--config", conf}
+	if a := os.Getenv("MORSE_BENCH_PPROF"); a != "" {
+		argv = append(argv, "--pprof-addr", a) // a CPU profile of the agent under this load
+	}
+	if _, err := exec.LookPath("taskset"); err == nil {
+		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	log, err := os.Create(filepath.Join(b.TempDir(), "agent.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		_ = log.Close()
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/ping"); err == nil {
+			resp.Body.Close()
+			return cmd.Process.Pid // taskset execs the agent: the pid is the agent's
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the agent's listener did not answer in 30 s")
+		}
+	}
+}
+
+// postBody sends one body and fails the benchmark on any answer but 204.
+func postBody(b *testing.B, url string, body []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b.Errorf("POST /write: %s", resp.Status)
+	}
+}
+
+// procCPU is the user and system CPU time of process pid so far, from /proc/pid/stat.
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name, in parentheses, may hold spaces; the fields after it are fixed.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ, which Linux fixes at 100 for /proc
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+}
