@@ -261,14 +261,7 @@ func (f *File) prepare(m morse.Metric) morse.Metric {
 		m = m.WithTime(m.Time().Truncate(time.Duration(f.Precision)))
 	}
 	if f.InfluxSortFields {
-		cmp := func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) }
-		if fields := m.Fields(); !slices.IsSortedFunc(fields, cmp) {
-			// The metric's field slice is shared and must not be sorted in place; a reused
-			// scratch slice keeps sorting free of allocations.
-			f.sorted = append(f.sorted[:0], fields...)
-			slices.SortStableFunc(f.sorted, cmp)
-			m = m.WithFields(f.sorted)
-		}
+		m = influx.SortFields(m, &f.sorted)
 	}
 	return m
 }

@@ -3,7 +3,6 @@ package kafka
 import (
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -80,10 +79,7 @@ func (p *influxPrepared) AppendMetric(dst []byte, m morse.Metric) ([]byte, error
 		m = m.WithTime(time.Time{})
 	}
 	if p.sort {
-		cmp := func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) }
-		if fields := m.Fields(); !slices.IsSortedFunc(fields, cmp) {
-			m = m.WithFields(slices.SortedStableFunc(slices.Values(fields), cmp))
-		}
+		m = influx.SortFields(m, nil) // writes may run at once: no shared scratch
 	}
 	return p.ser.AppendMetric(dst, m)
 }

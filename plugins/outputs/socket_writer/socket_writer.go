@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -233,13 +231,7 @@ func (w *SocketWriter) prepare(m morse.Metric) morse.Metric {
 		m = m.WithTime(time.Time{})
 	}
 	if w.InfluxSortFields {
-		cmp := func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) }
-		if fields := m.Fields(); !slices.IsSortedFunc(fields, cmp) {
-			// The metric's field slice is shared and must not be sorted in place.
-			w.sorted = append(w.sorted[:0], fields...)
-			slices.SortStableFunc(w.sorted, cmp)
-			m = m.WithFields(w.sorted)
-		}
+		m = influx.SortFields(m, &w.sorted)
 	}
 	return m
 }
