@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -42,7 +43,10 @@ func (ri *runningInput) startPending(ctx context.Context) bool {
 	if ri.pending == nil {
 		return true
 	}
-	if err := ri.pending.Start(ctx, ri.outputAccumulator().forService()); err != nil {
+	ri.gathering.Start(time.Now()) // a start that hangs shows in Agent.Stuck, as a gather would
+	err := ri.pending.Start(ctx, ri.outputAccumulator().forService())
+	ri.gathering.Done()
+	if err != nil {
 		ri.startupErrs.Incr()
 		ri.errLog.Log(ri.log, slog.LevelError, "start failed again; trying again before the next gather", "error", err)
 		return false
@@ -80,14 +84,27 @@ func (acc *accumulator) timed(start time.Time) (morse.Accumulator, func(end time
 }
 
 // heldMetrics holds what a gather adds until it ends, for time_source = "collection_end".
-// Errors pass at once.
+// Errors pass at once. A plugin may add from several goroutines, as the accumulator's
+// contract allows, and one that outlives its gather adds after release: those metrics
+// go on at once, with the gather's end.
 type heldMetrics struct {
 	acc *accumulator
+	mu  sync.Mutex
 	ms  []morse.Metric
+	end *accumulator // set by release
 }
 
 // AddMetric implements morse.Accumulator.
-func (h *heldMetrics) AddMetric(m morse.Metric) { h.ms = append(h.ms, m) }
+func (h *heldMetrics) AddMetric(m morse.Metric) {
+	h.mu.Lock()
+	if end := h.end; end != nil {
+		h.mu.Unlock()
+		end.AddMetric(m)
+		return
+	}
+	h.ms = append(h.ms, m)
+	h.mu.Unlock()
+}
 
 // AddFields implements morse.Accumulator.
 func (h *heldMetrics) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
@@ -99,11 +116,13 @@ func (h *heldMetrics) AddError(err error) { h.acc.AddError(err) }
 
 // release hands the held metrics on, each with the gather's end as its time.
 func (h *heldMetrics) release(end time.Time) {
-	if len(h.ms) == 0 {
-		return
-	}
 	c := *h.acc
 	c.at = end
-	c.AddMetrics(h.ms)
-	h.ms = nil
+	h.mu.Lock()
+	ms := h.ms
+	h.ms, h.end = nil, &c
+	h.mu.Unlock()
+	if len(ms) > 0 {
+		c.AddMetrics(ms)
+	}
 }

@@ -235,3 +235,92 @@ func TestPluginLogLevel(t *testing.T) {
 	require.Contains(t, out, `msg=kept plugin=inputs.plain alias=a`)
 	require.NotContains(t, out, "hidden")
 }
+
+// burstInput adds from several goroutines at once, as inputs.exec does per command.
+type burstInput struct{}
+
+func (burstInput) Gather(_ context.Context, acc morse.Accumulator) error {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				acc.AddFields("burst", map[string]any{"g": g, "i": i}, nil)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	return nil
+}
+
+// TestCollectionEndFromManyGoroutines: metrics held for time_source = "collection_end" may be
+// added at once from several goroutines; every one arrives, with the gather's end.
+func TestCollectionEndFromManyGoroutines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := config.DefaultConfig()
+		cfg.AddInput("burst", burstInput{}).Common.TimeSource = config.TimeCollectionEnd
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		end := time.Now().Add(time.Second)
+		var got []morse.Metric
+		require.NoError(t, a.Test(context.Background(), func(m morse.Metric) { got = append(got, m) }))
+		require.Len(t, got, 800)
+		for _, m := range got {
+			require.Equal(t, end, m.Time())
+		}
+	})
+}
+
+// TestStartupErrorBehaviorUnderTest: --test and --once honour startup_error_behavior: an
+// input left out does not fail the run, and the other inputs still gather.
+func TestStartupErrorBehaviorUnderTest(t *testing.T) {
+	for _, b := range []config.StartupErrorBehavior{config.StartupIgnore, config.StartupRetry, config.StartupError} {
+		t.Run(string(b), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := config.DefaultConfig()
+				cfg.AddInput("flaky", &flakyService{fails: 1}).Common.StartupErrorBehavior = b
+				cfg.AddInput("slow", &slowInput{own: time.Unix(1, 0)})
+				a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+				require.NoError(t, err)
+				var names []string
+				err = a.Test(context.Background(), func(m morse.Metric) { names = append(names, m.Name()) })
+				require.Equal(t, []string{"slow"}, names)
+				if b == config.StartupError {
+					require.ErrorContains(t, err, "port in use")
+					return
+				}
+				require.NoError(t, err)
+			})
+		})
+	}
+}
+
+// TestReloadStartsAnInputLeftOut: an input that startup_error_behavior = "ignore" left out
+// is started again by a reload, even with its table unchanged, as Telegraf's reload starts
+// every plugin afresh.
+func TestReloadStartsAnInputLeftOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		reg := ts.registry(t)
+		flaky := &flakyService{fails: 1}
+		require.NoError(t, reg.AddInput(morse.InputInfo{Name: "flaky", Description: "fails its first start",
+			New: func() morse.Input { return flaky }}))
+		text := agentBase + "[[inputs.flaky]]\n  startup_error_behavior = \"ignore\"\n[[outputs.sink]]\n  sink = \"s\"\n"
+		cfg1 := loadTestConfig(t, reg, text)
+		a, err := NewAgent(cfg1, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		time.Sleep(1500 * time.Millisecond)
+		synctest.Wait()
+		cfg2 := loadTestConfig(t, reg, text)
+		require.Equal(t, cfg1.Inputs[0].Fingerprint, cfg2.Inputs[0].Fingerprint)
+		require.NoError(t, a.Reload(context.Background(), cfg2))
+		time.Sleep(3 * time.Second)
+		require.NoError(t, stop())
+		flaky.mu.Lock()
+		defer flaky.mu.Unlock()
+		require.Equal(t, 2, flaky.tries, "left out at start, started by the reload")
+		_, written := outputOf(cfg1, 0).Snapshot() // the unchanged output was kept
+		require.NotEmpty(t, written, "and it gathers")
+	})
+}

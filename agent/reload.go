@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/morse-agent/morse"
@@ -194,10 +193,12 @@ func (a *Agent) reuseOutputs(cfg *config.Config) ([]*runningOutput, []bool, erro
 	return reuse(a.outputs, cfg.Outputs, same, build)
 }
 
-// reuseInputs keeps running inputs whose config did not change and prepares the others.
+// reuseInputs keeps running inputs whose config did not change and prepares the others. An
+// input that startup_error_behavior left out is not running and is tried again, as a reload
+// of Telegraf starts every plugin afresh.
 func (a *Agent) reuseInputs(cfg *config.Config) ([]*runningInput, []bool, error) {
 	same := func(ri *runningInput, ic *config.InputConfig) bool {
-		return ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
+		return ri.cancel != nil && ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
 	}
 	return reuse(a.inputs, cfg.Inputs, same, a.newRunningInput)
 }
@@ -287,7 +288,11 @@ func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
 func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, acc.forService()); err != nil {
-			return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
+			ri.startupErrs.Incr()
+			// "ignore", "probe" and "retry" leave this input out of the one gather there is.
+			err = ri.startFailed(s, err)
+			ri.pending = nil
+			return err
 		}
 		defer s.Stop()
 	}

@@ -93,9 +93,13 @@ func (c *Config) Inherit() error {
 		if ic.Interval == 0 {
 			ic.Interval = time.Duration(a.Interval)
 		}
-		if ic.Interval <= time.Duration(a.CollectionJitter) {
-			errs = append(errs, fmt.Errorf("inputs.%s (%s): interval %s must be greater than collection_jitter %s",
-				ic.Name, ic.Source, ic.Interval, a.CollectionJitter))
+		jitter := time.Duration(a.CollectionJitter)
+		if j := ic.Common.CollectionJitter; j != nil {
+			jitter = time.Duration(*j) // the input's own replaces [agent]'s, "0s" included
+		}
+		if jitter < 0 || ic.Interval <= jitter {
+			errs = append(errs, fmt.Errorf("inputs.%s (%s): collection_jitter %s must be at least 0 and smaller than interval %s",
+				ic.Name, ic.Source, jitter, ic.Interval))
 		}
 	}
 	for _, oc := range c.Outputs {

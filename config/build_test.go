@@ -339,7 +339,7 @@ func TestConfigInheritReportsEveryProblem(t *testing.T) {
 	cfg.Agent.CollectionJitter = morse.Duration(time.Minute)
 	cfg.Agent.FlushJitter = morse.Duration(time.Minute)
 	err := cfg.Inherit()
-	require.ErrorContains(t, err, "inputs.quiet (code): interval 10s must be greater than collection_jitter 1m0s")
+	require.ErrorContains(t, err, "inputs.quiet (code): collection_jitter 1m0s must be at least 0 and smaller than interval 10s")
 	require.ErrorContains(t, err, "outputs.nullout (code): flush_jitter 1m0s must be at least 0 and smaller than flush_interval 10s")
 	require.ErrorContains(t, err, "outputs.nullout (code): metric_buffer_limit 100 must be at least metric_batch_size 500")
 }

@@ -217,7 +217,7 @@ func (p *Plugin) resolveInput(a AgentConfig) []problem {
 	case c.Interval > 0 && jitter >= c.Interval:
 		probs = append(probs, problem{"interval", c.Interval.String() +
 			" must be greater than collection_jitter (" + jitter.String() + jitterKey + ")"})
-	case c.CollectionJitter != nil && jitter >= a.Interval:
+	case c.Interval <= 0 && c.CollectionJitter != nil && jitter >= a.Interval:
 		probs = append(probs, problem{"collection_jitter", jitter.String() +
 			" must be smaller than interval (" + a.Interval.String() + ", from [agent])"})
 	}

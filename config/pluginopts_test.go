@@ -101,3 +101,21 @@ func TestBufferDiskSyncBoolean(t *testing.T) {
 		require.Equal(t, tt.want, got, tt.value)
 	}
 }
+
+// TestInputJitterAgainstItsOwnInterval: an input's collection_jitter is checked against the
+// input's own interval, at load and when the agent inherits [agent] settings, so that "0s"
+// can turn off an agent jitter longer than the input's interval.
+func TestInputJitterAgainstItsOwnInterval(t *testing.T) {
+	f, err := loadText(t, "[agent]\n  interval = \"2s\"\n[[inputs.i]]\n  interval = \"10s\"\n  collection_jitter = \"5s\"\n")
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, f.Inputs[0].Interval)
+
+	c := DefaultConfig()
+	c.Agent.Interval, c.Agent.CollectionJitter = morse.Duration(10*time.Second), morse.Duration(5*time.Second)
+	off := morse.Duration(0)
+	in := c.AddInput("fast", nil)
+	in.Interval, in.Common.CollectionJitter = 2*time.Second, &off
+	require.NoError(t, c.Inherit())
+	in.Common.CollectionJitter = nil
+	require.ErrorContains(t, c.Inherit(), "collection_jitter 5s must be at least 0 and smaller than interval 2s")
+}
