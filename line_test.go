@@ -84,3 +84,30 @@ func TestMergeMissingLineTags(t *testing.T) {
 		require.False(t, ok, "%q", bad)
 	}
 }
+
+// TestLineTagAsExpanded: a line metric's Tag reads the text and answers what the expanded
+// metric answers, escapes and absent keys included.
+func TestLineTagAsExpanded(t *testing.T) {
+	lines := []string{
+		`cpu,host=a,region=eu usage=1`,
+		`cpu usage=1`,
+		`cpu,host=a usage=1,host="field, not tag"`,
+		`weird\ name,tag\,key=v\=1,a\ b=c\ d,e\=f=g\,h x=1i`,
+		`m,empty\=key=1,host=h\ 1 x="a b,c=d"`,
+	}
+	for _, text := range lines {
+		m := NewLineMetric(LineText{Text: text}, time.Unix(1, 0))
+		e := m.Expanded()
+		require.NotEmpty(t, e.Fields(), "%s decodes", text)
+		keys := []string{"host", "region", "absent", "x", "usage", "tag,key", "a b", "e=f", "k", "empty=key", ""}
+		for _, tag := range e.Tags() {
+			keys = append(keys, tag.Key)
+		}
+		for _, k := range keys {
+			wv, wok := e.Tag(k)
+			gv, gok := m.Tag(k)
+			require.Equal(t, wok, gok, "%s: has %q", text, k)
+			require.Equal(t, wv, gv, "%s: value of %q", text, k)
+		}
+	}
+}

@@ -100,6 +100,38 @@ func lineHasTag(text, key string) bool {
 	return false
 }
 
+// lineTag returns the value of tag key, unescaped, and whether the text's tag set has it,
+// without expanding the rest: an output that routes by a tag reads it so.
+func lineTag(text, key string) (string, bool) {
+	nameEnd, fieldsStart := lineHeader(text)
+	tags := text[nameEnd:max(nameEnd, fieldsStart-1)] // ",k=v,k=v"
+	for i := 0; i < len(tags); {
+		ks := i + 1 // tags[i] is the comma before a key
+		ke := scanTo(tags, ks, '=')
+		ve := scanTo(tags, ke+1, ',')
+		if k := tags[ks:ke]; k == key || strings.IndexByte(k, '\\') >= 0 && unescapeLine(k) == key {
+			v := tags[min(ke+1, ve):ve]
+			if strings.IndexByte(v, '\\') >= 0 {
+				v = unescapeLine(v)
+			}
+			return v, true
+		}
+		i = ve
+	}
+	return "", false
+}
+
+// scanTo returns the index of the first unescaped c in s from i on, or len(s).
+func scanTo(s string, i int, c byte) int {
+	for i < len(s) && s[i] != c {
+		if s[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return min(i, len(s))
+}
+
 // escapeTagText escapes a tag key or value for line protocol. It reports false for text that
 // the serializer would change on its way out (it would drop an empty value and trailing
 // backslashes, and replace control bytes), so that such a tag is added to an expanded metric

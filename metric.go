@@ -135,7 +135,9 @@ func (m Metric) Fields() []Field {
 
 // Tag returns the value of tag key and whether it exists.
 func (m Metric) Tag(key string) (string, bool) {
-	m = m.expand()
+	if m.line != "" {
+		return lineTag(m.line, key) // a look at the text, not a decode of all of it
+	}
 	i, ok := slices.BinarySearchFunc(m.tags, key, func(t Tag, k string) int { return strings.Compare(t.Key, k) })
 	if !ok {
 		return "", false

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,19 +20,33 @@ import (
 )
 
 // BenchmarkAgentToKafka is the edge tier end to end: the built agent, pinned to one core
-// where taskset exists, takes 1000-line HTTP bodies over 4 connections on its
-// influxdb_listener and writes them with outputs.kafka (influx format, routing by host,
+// where taskset exists, takes HTTP bodies (of 100 to 5000 lines, over 1 to 16 connections)
+// on its influxdb_listener and writes them with outputs.kafka (influx format, routing by host,
 // idempotent with all acks) to a real broker. The clock stops once the topic holds every
 // line. It reports the agent's CPU per line, read from /proc: the listener, the buffer, the
 // flush loop and the Kafka client, but not the load or the broker, which run elsewhere.
 func BenchmarkAgentToKafka(b *testing.B) {
 	srv := testserver.StartKafka(b, testserver.KafkaOptions{FullJIT: true})
-	const topic, bodyLines, conns = "edge", 1000, 4
-	srv.CreateTopic(b, topic, 3, nil)
 	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 100_000})
 	if err != nil {
 		b.Fatal(err)
 	}
+	for _, shape := range []struct{ conns, bodyLines int }{{1, 1000}, {4, 100}, {4, 1000}, {4, 5000}, {16, 1000}} {
+		b.Run(fmt.Sprintf("c%d-b%d", shape.conns, shape.bodyLines), func(b *testing.B) {
+			benchAgentToKafka(b, srv, pool, shape.conns, shape.bodyLines)
+		})
+	}
+}
+
+// edgeTopics numbers the benchmark's topics, so that every run counts a fresh one.
+var edgeTopics atomic.Int64
+
+// minEdgeLines is the fewest lines a run of BenchmarkAgentToKafka sends.
+const minEdgeLines = 200_000
+
+func benchAgentToKafka(b *testing.B, srv *testserver.Kafka, pool *loadgen.Pool, conns, bodyLines int) {
+	topic := fmt.Sprintf("edge-%d", edgeTopics.Add(1))
+	srv.CreateTopic(b, topic, 3, nil)
 	addr := freeAddr(b)
 	conf := writeFile(b, b.TempDir(), "edge.conf", fmt.Sprintf(`
 [agent]
@@ -47,12 +62,15 @@ func BenchmarkAgentToKafka(b *testing.B) {
   idempotent_writes = true
 `, addr, srv.Addr(), topic))
 	pid := startPinnedAgent(b, conf, addr)
-	bodies := make([][]byte, 100)
+	bodies := make([][]byte, max(1, 100_000/bodyLines))
 	base := time.Now().Add(-time.Hour).UnixNano()
 	for i := range bodies {
 		bodies[i] = pool.AppendLines(nil, int64(i*bodyLines), bodyLines, base)
 	}
 	url := "http://" + addr + "/write?db=edge"
+	// At least minEdgeLines a run: /proc counts CPU in 10 ms ticks, and the first runs that
+	// size b.N would otherwise measure a few thousand lines. ns/op then counts them too.
+	n := max(b.N, (minEdgeLines+bodyLines-1)/bodyLines)
 	cpu0 := procCPU(b, pid)
 	b.ResetTimer()
 	var mu sync.Mutex
@@ -65,7 +83,7 @@ func BenchmarkAgentToKafka(b *testing.B) {
 				i := next
 				next++
 				mu.Unlock()
-				if i >= b.N {
+				if i >= n {
 					return
 				}
 				postBody(b, url, bodies[i%len(bodies)])
@@ -73,7 +91,7 @@ func BenchmarkAgentToKafka(b *testing.B) {
 		})
 	}
 	wg.Wait()
-	lines := int64(b.N) * bodyLines
+	lines := int64(n) * int64(bodyLines)
 	deadline := time.Now().Add(2 * time.Minute)
 	for total, _ := srv.EndOffsets(b, topic); total < lines; total, _ = srv.EndOffsets(b, topic) {
 		if time.Now().After(deadline) {

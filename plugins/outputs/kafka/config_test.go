@@ -316,3 +316,39 @@ func TestMaxMessageBytesZero(t *testing.T) {
 	j := k.w.prepare([]morse.Metric{metric("big", nil, map[string]any{"v": strings.Repeat("y", 5000)})})
 	require.Equal(t, []metricState{{records: 1}}, j.metrics)
 }
+
+// TestLineMetricsAsExpanded: a line metric makes the same records as its expanded form
+// under every option that lets line metrics through (WritesLines), and the options that
+// take metrics apart turn them away.
+func TestLineMetricsAsExpanded(t *testing.T) {
+	line := morse.NewLineMetric(morse.LineText{Text: `cpu,dc=eu-west,host=h\ 1 usage=1.5,n=7u,s="a b"`, Uints: true},
+		time.Unix(1700000000, 5))
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Kafka)
+		lines bool
+	}{
+		{"defaults", func(*Kafka) {}, true},
+		{"routing_tag", func(k *Kafka) { k.RoutingTag = "host" }, true},
+		{"topic_tag", func(k *Kafka) { k.TopicTag = "dc" }, true},
+		{"topic_suffix tags", func(k *Kafka) {
+			k.TopicSuffix = TopicSuffix{Method: "tags", Keys: []string{"dc", "absent"}, Separator: "."}
+		}, true},
+		{"uint support", func(k *Kafka) { k.InfluxUintSupport = true }, true},
+		{"omit timestamp", func(k *Kafka) { k.InfluxOmitTimestamp = true }, true},
+		{"sort fields", func(k *Kafka) { k.InfluxSortFields = true }, false},
+		{"exclude_topic_tag", func(k *Kafka) { k.TopicTag, k.ExcludeTopicTag = "dc", true }, false},
+		{"json", func(k *Kafka) { k.DataFormat = "json" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newTestOutput(t, tc.edit)
+			require.Equal(t, tc.lines, k.WritesLines())
+			got := k.w.prepare([]morse.Metric{line})
+			want := k.w.prepare([]morse.Metric{line.Expanded()})
+			require.Len(t, got.recs, 1)
+			require.Equal(t, want.recs[0].Topic, got.recs[0].Topic)
+			require.Equal(t, string(want.recs[0].Key), string(got.recs[0].Key))
+			require.Equal(t, string(want.recs[0].Value), string(got.recs[0].Value))
+		})
+	}
+}

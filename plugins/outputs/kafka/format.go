@@ -19,6 +19,15 @@ type serializer interface {
 	AppendMetric(dst []byte, m morse.Metric) ([]byte, error)
 }
 
+// WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
+// the influx serializer writes their text, and routing_tag, topic_tag and a "tags"
+// topic_suffix read their tags from it without decoding the rest. JSON, MessagePack,
+// influx_sort_fields and exclude_topic_tag take every metric apart, so they take them
+// expanded.
+func (k *Kafka) WritesLines() bool {
+	return (k.DataFormat == "" || k.DataFormat == "influx") && !k.InfluxSortFields && !k.ExcludeTopicTag
+}
+
 // Format holds data_format and the options of each format, with Telegraf's keys.
 type Format struct {
 	DataFormat string `toml:"data_format"` // "influx" (default), "json" or "msgpack"

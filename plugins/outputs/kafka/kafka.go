@@ -126,6 +126,7 @@ var (
 	_ morse.Initializer      = (*Kafka)(nil)
 	_ morse.LoggerSetter     = (*Kafka)(nil)
 	_ morse.ConcurrentWriter = (*Kafka)(nil)
+	_ morse.LineWriter       = (*Kafka)(nil)
 )
 
 // SetLogger sets the logger.
