@@ -78,24 +78,11 @@ func lineHasTag(text, key string) bool {
 	nameEnd, fieldsStart := lineHeader(text)
 	tags := text[nameEnd:max(nameEnd, fieldsStart-1)] // ",k=v,k=v"
 	for i := 0; i < len(tags); {
-		ks := i + 1 // tags[i] is the comma before a key
-		ke := ks
-		for ke < len(tags) && tags[ke] != '=' {
-			if tags[ke] == '\\' {
-				ke++
-			}
-			ke++
-		}
-		if ke <= len(tags) && tags[ks:min(ke, len(tags))] == key {
+		ke := scanTo(tags, i+1, '=') // tags[i] is the comma before a key
+		if tags[i+1:ke] == key {
 			return true
 		}
-		i = ke
-		for i < len(tags) && tags[i] != ',' {
-			if tags[i] == '\\' {
-				i++
-			}
-			i++
-		}
+		i = scanTo(tags, ke, ',')
 	}
 	return false
 }

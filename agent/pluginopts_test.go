@@ -76,6 +76,7 @@ func TestInputPrecision(t *testing.T) {
 // slowInput adds one metric with its own time, then takes two seconds to finish.
 type slowInput struct{ own time.Time }
 
+// Gather sleeps in the fake time of the synctest bubbles that use it.
 func (in *slowInput) Gather(_ context.Context, acc morse.Accumulator) error {
 	acc.AddFields("slow", map[string]any{"v": 1}, nil, in.own)
 	time.Sleep(2 * time.Second)
@@ -239,6 +240,7 @@ func TestPluginLogLevel(t *testing.T) {
 // burstInput adds from several goroutines at once, as inputs.exec does per command.
 type burstInput struct{}
 
+// Gather sleeps in the fake time of the synctest bubble that uses it.
 func (burstInput) Gather(_ context.Context, acc morse.Accumulator) error {
 	var wg sync.WaitGroup
 	for g := range 8 {

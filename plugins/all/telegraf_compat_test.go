@@ -24,31 +24,35 @@ var notCovered = map[string]string{
 	"processors.cardinality": "morse's own: Telegraf has no cardinality processor",
 }
 
+// newPlugin makes a fresh instance of the registered plugin kind.name.
+func newPlugin(reg *morse.Registry, kind, name string) (any, bool) {
+	switch kind {
+	case config.KindInputs:
+		if info, ok := reg.Input(name); ok {
+			return info.New(), true
+		}
+	case config.KindOutputs:
+		if info, ok := reg.Output(name); ok {
+			return info.New(), true
+		}
+	case config.KindProcessors:
+		if info, ok := reg.Processor(name); ok {
+			return info.New(), true
+		}
+	case config.KindAggregators:
+		if info, ok := reg.Aggregator(name); ok {
+			return info.New(), true
+		}
+	}
+	return nil, false
+}
+
 // buildPlugin makes the registered plugin of p and decodes p's table into it through the
 // config package, as loading a config does, then lets the plugin validate itself.
 func buildPlugin(t *testing.T, reg *morse.Registry, p *config.Plugin) any {
 	t.Helper()
-	var plugin any
-	switch p.Kind {
-	case config.KindInputs:
-		info, ok := reg.Input(p.Name)
-		require.True(t, ok, "%s is registered", p.ID())
-		plugin = info.New()
-	case config.KindOutputs:
-		info, ok := reg.Output(p.Name)
-		require.True(t, ok, "%s is registered", p.ID())
-		plugin = info.New()
-	case config.KindProcessors:
-		info, ok := reg.Processor(p.Name)
-		require.True(t, ok, "%s is registered", p.ID())
-		plugin = info.New()
-	case config.KindAggregators:
-		info, ok := reg.Aggregator(p.Name)
-		require.True(t, ok, "%s is registered", p.ID())
-		plugin = info.New()
-	default:
-		require.Failf(t, "unknown plugin kind", "%s", p.ID())
-	}
+	plugin, ok := newPlugin(reg, p.Kind, p.Name)
+	require.True(t, ok, "%s is registered", p.ID())
 	require.Empty(t, p.Decode(plugin), "%s: every option of Telegraf's sample decodes", p.Source())
 	if v, ok := plugin.(morse.Validator); ok {
 		require.NoError(t, v.Validate(), "%s: the options are valid", p.Source())
