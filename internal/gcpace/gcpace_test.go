@@ -56,26 +56,69 @@ func (f *fakeRuntime) hooks() runtimeHooks {
 
 func (f *fakeRuntime) setLive(n uint64) { f.mu.Lock(); f.live = n; f.mu.Unlock() }
 
-// TestRunFollowsTheLiveHeapAndRestores: the pace follows the live heap each second, small
-// changes are not applied, and the GOGC found at the start is restored at the end.
-func TestRunFollowsTheLiveHeapAndRestores(t *testing.T) {
+func TestGoal(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name       string
+		live, want uint64
+	}{
+		{"nothing read yet: the minimum", 0, 32 * mib},
+		{"little live: capped at three times", 4 * mib, 12 * mib},
+		{"the minimum", 12 * mib, 32 * mib},
+		{"much live: twice, as Go's default", 40 * mib, 80 * mib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, Goal(tc.live, 32*mib, 200))
+		})
+	}
+}
+
+// goal is the heap goal the GOGC set makes for the live heap now.
+func (f *fakeRuntime) goal() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return float64(f.live) * (1 + float64(f.gogc)/100)
+}
+
+// TestRunHoldsTheGoalSteady: a live heap that swings by a sixth either way from one
+// collection to the next gets one goal, three times its high, which GOGC reaches each second
+// from whatever is live; the goal rises at once with a higher live heap, never goes below
+// twice what is live, falls once the live heap has stayed a quarter lower, and the GOGC
+// found at the start is restored at the end.
+func TestRunHoldsTheGoalSteady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const mib = 1 << 20
-		f := &fakeRuntime{live: 2 * mib, gogc: 100}
+		f := &fakeRuntime{live: 7 * mib, gogc: 100}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { run(ctx, Options{}, f.hooks()); close(done) }()
 		synctest.Wait()
-		f.setLive(12 * mib) // 166
-		time.Sleep(1500 * time.Millisecond)
-		f.setLive(12*mib + mib/2) // 156: less than a tenth off, kept at 166
-		time.Sleep(time.Second)
-		f.setLive(40 * mib) // 100
-		time.Sleep(time.Second)
+		require.InDelta(t, 21*mib, f.goal(), 0.02*21*mib, "three times the live heap at first")
+
+		swing := []uint64{6 * mib, 8 * mib, 7 * mib, 8*mib + mib/2, 6*mib + mib/2, 7*mib + mib/2}
+		for i := range 180 {
+			f.setLive(swing[i%len(swing)])
+			time.Sleep(time.Second + time.Millisecond)
+			if i >= 1 { // the second reading, 8 MiB, is the first high that moves it
+				require.InDelta(t, 24*mib, f.goal(), 0.02*24*mib, "second %d: the goal holds whatever is live", i)
+			}
+		}
+
+		f.setLive(10 * mib)
+		time.Sleep(time.Second + time.Millisecond)
+		require.InDelta(t, 30*mib, f.goal(), 0.02*30*mib, "a higher live heap raises the goal at once")
+
+		f.setLive(25 * mib) // more than half the goal: twice what is live, as Go's default
+		time.Sleep(time.Second + time.Millisecond)
+		require.InDelta(t, 50*mib, f.goal(), 0.02*50*mib)
+
+		f.setLive(2 * mib) // the high decays to it over a few minutes
+		time.Sleep(5 * time.Minute)
+		require.InDelta(t, 6*mib, f.goal(), 0.13*6*mib, "the goal falls with the live heap")
+
 		cancel()
 		<-done
-		require.Equal(t, []int{200, 166, 100, 100}, f.sets, "set at start, on two changes, restored at the end")
-		require.Equal(t, 100, f.gogc)
+		require.Equal(t, 100, f.gogc, "restored at the end")
 	})
 }
 
