@@ -24,27 +24,39 @@ func appendFloat(dst []byte, f float64) []byte {
 	if r/1e9 != a {
 		return strconv.AppendFloat(dst, f, 'g', -1, 64)
 	}
-	n, frac := uint64(r), 9
-	for frac > 0 && n%10 == 0 {
-		n /= 10
-		frac--
-	}
+	n := uint64(r)
+	ip, fp := n/1e9, n%1e9
 	if f < 0 {
 		dst = append(dst, '-')
 	}
-	var buf [24]byte
-	digits := strconv.AppendUint(buf[:0], n, 10)
-	if frac == 0 {
-		return append(dst, digits...)
+	dst = strconv.AppendUint(dst, ip, 10)
+	if fp == 0 {
+		return dst
 	}
-	if intLen := len(digits) - frac; intLen > 0 {
-		dst = append(dst, digits[:intLen]...)
-		dst = append(dst, '.')
-		return append(dst, digits[intLen:]...)
+	// The nine digits after the point, two at a time, then without their trailing zeros.
+	var frac [9]byte
+	for i := 7; i > 0; i -= 2 {
+		d := fp % 100 * 2
+		frac[i], frac[i+1] = pairs[d], pairs[d+1]
+		fp /= 100
 	}
-	dst = append(dst, '0', '.')
-	for range frac - len(digits) {
-		dst = append(dst, '0')
+	frac[0] = byte('0' + fp)
+	end := len(frac)
+	for frac[end-1] == '0' {
+		end--
 	}
-	return append(dst, digits...)
+	dst = append(dst, '.')
+	return append(dst, frac[:end]...)
 }
+
+// pairs holds the two digits of each number below 100, at twice the number.
+const pairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
