@@ -34,11 +34,11 @@ type Options struct {
 	// MinGoal is how large the heap may grow before a collection, however little is live;
 	// 32 MiB.
 	MinGoal uint64
-	// MaxPercent caps the goal at (100+MaxPercent)% of the live heap; 200. It keeps an agent
-	// whose live heap is small from growing its heap all the way to MinGoal: a flood into a
-	// nearly empty buffer (a gzip bomb, say) then grows the process by three times what is
-	// live rather than five. Against 400 it cost about 1.5% more CPU per line and 30% less
-	// peak RSS under a flood.
+	// MaxPercent caps the goal at (100+MaxPercent)% of the live heap's recent high; 200.
+	// It keeps an agent whose live heap is small from growing its heap all the way to
+	// MinGoal: a flood into a nearly empty buffer (a gzip bomb, say) then grows the process
+	// by three times what is live rather than five. Against 400 it cost about 1.5% more CPU
+	// per line and 30% less peak RSS under a flood.
 	MaxPercent int
 	// Every is how often the live heap is read; 1 s.
 	Every time.Duration
@@ -69,15 +69,6 @@ func Goal(live, minGoal uint64, maxPercent int) uint64 {
 		return minGoal
 	}
 	return max(2*live, min(minGoal, live*uint64(100+maxPercent)/100))
-}
-
-// Percent returns the GOGC that lets a heap with live bytes live grow to minGoal before the
-// next collection, but never less than Go's default of 100 nor more than maxPercent.
-func Percent(live, minGoal uint64, maxPercent int) int {
-	if live == 0 {
-		return maxPercent
-	}
-	return percentFor(Goal(live, minGoal, maxPercent), live)
 }
 
 // percentFor returns the GOGC that puts the heap goal at goal when live bytes are live, but

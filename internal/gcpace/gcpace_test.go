@@ -12,22 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestPercent(t *testing.T) {
+// TestPercentFor: the GOGC that reaches a goal from what is live, never below Go's 100.
+func TestPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	for _, tc := range []struct {
-		name string
-		live uint64
-		want int
+		name       string
+		goal, live uint64
+		want       int
 	}{
-		{"nothing read yet", 0, 400},
-		{"an idle agent: capped", 2 * mib, 400},
-		{"the default buffers under load", 12 * mib, 300},
-		{"larger buffers: the goal is the minimum", 16 * mib, 200},
-		{"half the goal live: Go's default", 24 * mib, 100},
-		{"more live than the goal: Go's default", 200 * mib, 100},
+		{"three times", 21 * mib, 7 * mib, 200},
+		{"a goal held while less is live", 24 * mib, 2 * mib, 1100},
+		{"twice, as Go's default", 40 * mib, 20 * mib, 100},
+		{"never below Go's default", 24 * mib, 20 * mib, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, Percent(tc.live, 48*mib, 400))
+			require.Equal(t, tc.want, percentFor(tc.goal, tc.live))
 		})
 	}
 }
