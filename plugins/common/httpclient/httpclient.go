@@ -5,6 +5,7 @@
 package httpclient
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -74,8 +75,9 @@ func ValidateRequest(timeout time.Duration, contentEncoding string, headers map[
 	return errors.Join(errs...)
 }
 
-// NewTransport returns a copy of Go's default transport with the options applied. Its
-// errors name the option at fault.
+// NewTransport returns a copy of Go's default transport with the options applied, whose
+// connections write the bodies of NewRequest in one piece. Its errors name the option at
+// fault.
 func NewTransport(o Options) (*http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
@@ -94,7 +96,13 @@ func NewTransport(o Options) (*http.Transport, error) {
 	if local != nil {
 		dialer.LocalAddr = local
 	}
-	tr.DialContext = dialer.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return conn{c}, nil
+	}
 	if o.ReadIdleTimeout > 0 || o.PingTimeout > 0 {
 		tr.HTTP2 = &http.HTTP2Config{SendPingTimeout: o.ReadIdleTimeout, PingTimeout: o.PingTimeout}
 	}

@@ -1,7 +1,6 @@
 package influxdb
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/internal/route"
 	"github.com/morse-agent/morse/internal/tally"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
 )
 
 // routeKey is where a group of metrics goes.
@@ -228,7 +228,7 @@ func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []b
 	u := *t.base
 	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/write", ""
 	u.RawQuery = rawQuery
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := httpclient.NewRequest(ctx, http.MethodPost, u.String(), body)
 	if err != nil {
 		return answer{}, err
 	}

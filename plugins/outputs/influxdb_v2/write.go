@@ -1,7 +1,6 @@
 package influxdbv2
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/internal/route"
 	"github.com/morse-agent/morse/internal/tally"
+	"github.com/morse-agent/morse/plugins/common/httpclient"
 )
 
 // Write sends the batch, one request per bucket, and returns nil, a
@@ -184,7 +184,7 @@ func (o *InfluxDBv2) send(ctx context.Context, t *target, bucket string, body []
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.Timeout))
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), bytes.NewReader(body))
+	req, err := httpclient.NewRequest(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), body)
 	if err != nil {
 		return answer{}, err
 	}

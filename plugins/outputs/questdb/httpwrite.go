@@ -1,7 +1,6 @@
 package questdb
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -133,7 +132,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
+	req, err := httpclient.NewRequest(ctx, http.MethodPost, o.url, body)
 	if err != nil {
 		return nil, err
 	}
