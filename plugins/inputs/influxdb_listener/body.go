@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/freelist"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -26,19 +27,20 @@ import (
 // once per few hundred lines.
 const chunkSize = 64 << 10
 
-// chunkPool holds the chunk buffers. A buffer that grew for a long line is left to the
-// garbage collector: a line of max_line_size should not pin that much memory for good.
-var chunkPool = sync.Pool{New: func() any {
+// chunks keeps the chunk buffers, shared by the listeners of the process. A buffer that
+// grew for a long line is left to the garbage collector: a line of max_line_size should not
+// pin that much memory for good.
+var chunks = freelist.List[[]byte]{Max: keptBuffers, New: func() *[]byte {
 	b := make([]byte, 0, chunkSize)
 	return &b
 }}
 
-func getChunk() *[]byte { return chunkPool.Get().(*[]byte) }
+func getChunk() *[]byte { return chunks.Get() }
 
 func putChunk(b *[]byte) {
 	if cap(*b) == chunkSize {
 		*b = (*b)[:0]
-		chunkPool.Put(b)
+		chunks.Put(b)
 	}
 }
 

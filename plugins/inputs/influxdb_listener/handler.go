@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/freelist"
 )
 
 // version is the InfluxDB version the listener answers as. 1.8 is the release that added
@@ -33,15 +33,22 @@ type handler struct {
 	// waits is set when writes wait for room in the outputs: backpressure is on and the
 	// accumulator can tell (morse.RoomWaiter).
 	waits bool
-	// batches are the *morse.MetricBatch a write gathers its metrics in, one per write
-	// being parsed, reused from one write to the next.
-	batches sync.Pool
+	// batches are the metric batches the writes being parsed gather their metrics in, kept
+	// for the writes after them (see keptBuffers).
+	batches freelist.List[morse.MetricBatch]
 }
+
+// keptBuffers is how many request buffers of each kind are kept between requests, across
+// garbage collections (internal/freelist): batches of parsed metrics, by each listener, and
+// read chunks, by the listeners together. Requests beyond that many at once use buffers of
+// their own, which the garbage collector takes back.
+const keptBuffers = 16
 
 func newHandler(l *InfluxDBListener, acc morse.Accumulator) *handler {
 	_, rw := acc.(morse.RoomWaiter)
 	h := &handler{l: l, acc: acc, waits: l.Backpressure && rw}
-	h.batches.New = func() any { return morse.NewMetricBatch(acc, metricBatchSize) }
+	h.batches.Max = keptBuffers
+	h.batches.New = func() *morse.MetricBatch { return morse.NewMetricBatch(acc, metricBatchSize) }
 	if la, ok := acc.(morse.LineAccumulator); ok {
 		h.lineMode = la.PrefersLines
 	}

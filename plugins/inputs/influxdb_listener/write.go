@@ -178,7 +178,7 @@ const metricBatchSize = 1000
 // kept. With g, it waits for room every waitEvery metrics, and once g refuses the rest,
 // adds nothing more.
 func (h *handler) parse(body io.Reader, t target, g *gate) (outcome, error) {
-	mb := h.batches.Get().(*morse.MetricBatch)
+	mb := h.batches.Get()
 	defer h.batches.Put(mb)
 	defer mb.Flush()
 	if g != nil {

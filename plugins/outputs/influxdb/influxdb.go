@@ -23,6 +23,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
+	"github.com/morse-agent/morse/internal/freelist"
 	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/plugins/common/httpclient"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
@@ -102,8 +103,9 @@ type InfluxDB struct {
 	// while a reload may replace it.
 	trip atomic.Pointer[func(measurement, key string)]
 
-	// scratch holds *writeScratch: each write in flight has its own buffers.
-	scratch sync.Pool
+	// scratch keeps the buffers of the writes in flight for the writes after them: one set
+	// per write in flight, however many collections pass (see internal/freelist).
+	scratch freelist.List[writeScratch]
 }
 
 // target is one configured URL.
@@ -117,6 +119,7 @@ type target struct {
 // New returns an output with Telegraf's defaults.
 func New() *InfluxDB {
 	return &InfluxDB{
+		scratch:         freelist.List[writeScratch]{Max: concurrentWrites},
 		Database:        DefaultDatabase,
 		Timeout:         morse.Duration(DefaultTimeout),
 		ContentEncoding: "identity",

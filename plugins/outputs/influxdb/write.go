@@ -67,18 +67,13 @@ const concurrentWrites = 4
 func (o *InfluxDB) MaxConcurrentWrites() int { return concurrentWrites }
 
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
-// form, and the groups of a routed batch. It is reused through the output's pool.
+// form, and the groups of a routed batch. It is reused through the output's free list.
 type writeScratch struct {
 	body   httpwrite.Body
 	groups route.Groups[routeKey]
 }
 
-func (o *InfluxDB) getScratch() *writeScratch {
-	if s, ok := o.scratch.Get().(*writeScratch); ok {
-		return s
-	}
-	return &writeScratch{}
-}
+func (o *InfluxDB) getScratch() *writeScratch { return o.scratch.Get() }
 
 // route splits the batch by the database and retention policy tags, keeping the order of
 // the batch within each group. The groups and their slices are reused between writes.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/freelist"
 	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/plugins/common/httpclient"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
@@ -91,13 +92,15 @@ type InfluxDBv2 struct {
 	failover httpwrite.Failover // writes start at the target that answered last
 	warned   bool               // the warnings of Init were logged
 
-	// scratch holds *writeScratch: each write in flight has its own buffers.
-	scratch sync.Pool
+	// scratch keeps the buffers of the writes in flight for the writes after them: one set
+	// per write in flight, however many collections pass (see internal/freelist).
+	scratch freelist.List[writeScratch]
 }
 
 // New returns an output with Telegraf's defaults.
 func New() *InfluxDBv2 {
 	return &InfluxDBv2{
+		scratch:         freelist.List[writeScratch]{Max: maxKeptScratch},
 		Timeout:         morse.Duration(DefaultTimeout),
 		ContentEncoding: "gzip",
 		UserAgent:       "morse",

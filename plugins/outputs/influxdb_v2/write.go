@@ -50,18 +50,17 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 }
 
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
-// form, and the groups of a routed batch. It is reused through the output's pool.
+// form, and the groups of a routed batch. It is reused through the output's free list.
 type writeScratch struct {
 	body   httpwrite.Body
 	groups route.Groups[string]
 }
 
-func (o *InfluxDBv2) getScratch() *writeScratch {
-	if s, ok := o.scratch.Get().(*writeScratch); ok {
-		return s
-	}
-	return &writeScratch{}
-}
+func (o *InfluxDBv2) getScratch() *writeScratch { return o.scratch.Get() }
+
+// maxKeptScratch bounds the buffers kept between writes. The list never holds more than
+// were in use at once, so this only matters for a concurrent_writes above it.
+const maxKeptScratch = 16
 
 // route splits the batch by the bucket tag; metrics without it go to bucket.
 func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []route.Group[string] {

@@ -29,12 +29,9 @@ type group struct {
 	idx   []int
 }
 
-func (o *QuestDB) getScratch() *scratch {
-	if s, ok := o.scratch.Get().(*scratch); ok {
-		return s
-	}
-	return &scratch{byTable: map[string]int{}}
-}
+func (o *QuestDB) getScratch() *scratch { return o.scratch.Get() }
+
+func newScratch() *scratch { return &scratch{byTable: map[string]int{}} }
 
 func (s *scratch) reset() {
 	s.text, s.lines, s.body, s.dropped = s.text[:0], s.lines[:0], s.body[:0], s.dropped[:0]

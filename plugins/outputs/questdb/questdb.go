@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/freelist"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
@@ -101,12 +102,15 @@ type QuestDB struct {
 	tcp    *tcpSender
 	closed bool
 
-	scratch sync.Pool // *scratch, one per write in flight
+	// scratch keeps the buffers of the writes in flight for the writes after them: one set
+	// per write in flight, however many collections pass (see internal/freelist).
+	scratch freelist.List[scratch]
 }
 
 // New returns an output with QuestDB's client defaults.
 func New() *QuestDB {
 	return &QuestDB{
+		scratch:               freelist.List[scratch]{Max: httpConcurrentWrites, New: newScratch},
 		Timeout:               morse.Duration(DefaultTimeout),
 		MinThroughput:         DefaultMinThroughput,
 		MaxNameLen:            DefaultMaxNameLen,
@@ -139,13 +143,16 @@ func (o *QuestDB) logger() *slog.Logger {
 // checks and writes the text without expanding it.
 func (o *QuestDB) WritesLines() bool { return true }
 
+// httpConcurrentWrites is how many writes may be in flight over HTTP.
+const httpConcurrentWrites = 4
+
 // MaxConcurrentWrites is 4 over HTTP, where each write has its own buffers and requests, and
 // 1 over TCP, where batches share one connection and must go in order.
 func (o *QuestDB) MaxConcurrentWrites() int {
 	if s, err := o.resolve(); err == nil && !s.http {
 		return 1
 	}
-	return 4
+	return httpConcurrentWrites
 }
 
 // Validate checks the options after decoding.
