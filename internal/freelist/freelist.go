@@ -12,14 +12,17 @@
 // holds more objects than were in use at once.
 package freelist
 
-import "sync"
+import (
+	"cmp"
+	"sync"
+)
 
-// List is a LIFO of up to Max objects. The zero value keeps nothing; set Max (and New) first.
-// It is safe for concurrent use.
+// List is a LIFO of up to Max objects. The zero value is ready: it keeps up to DefaultMax
+// objects made with new(T). It is safe for concurrent use.
 type List[T any] struct {
 	// New makes an object when the list is empty; nil makes new(T).
 	New func() *T
-	// Max is how many objects the list keeps.
+	// Max is how many objects the list keeps; 0 is DefaultMax.
 	Max int
 
 	mu    sync.Mutex
@@ -43,10 +46,14 @@ func (l *List[T]) Get() *T {
 	return new(T)
 }
 
+// DefaultMax is how many objects a List with no Max keeps: as many as an output has writes
+// in flight by default.
+const DefaultMax = 4
+
 // Put keeps x for a later Get, unless the list already holds Max objects.
 func (l *List[T]) Put(x *T) {
 	l.mu.Lock()
-	if len(l.items) < l.Max {
+	if len(l.items) < cmp.Or(l.Max, DefaultMax) {
 		l.items = append(l.items, x)
 	}
 	l.mu.Unlock()

@@ -31,10 +31,15 @@ func TestListKeepsUpToMaxAcrossCollections(t *testing.T) {
 
 func TestListZeroValue(t *testing.T) {
 	var l List[int]
-	x := l.Get()
-	require.NotNil(t, x, "new(T) without New")
-	l.Put(x)
-	require.Zero(t, l.Len(), "Max 0 keeps nothing")
+	xs := make([]*int, DefaultMax+1)
+	for i := range xs {
+		xs[i] = l.Get()
+		require.NotNil(t, xs[i], "new(T) without New")
+	}
+	for _, x := range xs {
+		l.Put(x)
+	}
+	require.Equal(t, DefaultMax, l.Len(), "without Max, DefaultMax")
 }
 
 // TestListConcurrent: concurrent Gets and Puts never hand one object to two users at once.

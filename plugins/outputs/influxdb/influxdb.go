@@ -104,7 +104,8 @@ type InfluxDB struct {
 	trip atomic.Pointer[func(measurement, key string)]
 
 	// scratch keeps the buffers of the writes in flight for the writes after them: one set
-	// per write in flight, however many collections pass (see internal/freelist).
+	// per write in flight (at most concurrentWrites, freelist.DefaultMax), however many
+	// collections pass.
 	scratch freelist.List[writeScratch]
 }
 
@@ -119,7 +120,6 @@ type target struct {
 // New returns an output with Telegraf's defaults.
 func New() *InfluxDB {
 	return &InfluxDB{
-		scratch:         freelist.List[writeScratch]{Max: concurrentWrites},
 		Database:        DefaultDatabase,
 		Timeout:         morse.Duration(DefaultTimeout),
 		ContentEncoding: "identity",

@@ -29,9 +29,13 @@ type group struct {
 	idx   []int
 }
 
-func (o *QuestDB) getScratch() *scratch { return o.scratch.Get() }
-
-func newScratch() *scratch { return &scratch{byTable: map[string]int{}} }
+func (o *QuestDB) getScratch() *scratch {
+	s := o.scratch.Get()
+	if s.byTable == nil {
+		s.byTable = map[string]int{}
+	}
+	return s
+}
 
 func (s *scratch) reset() {
 	s.text, s.lines, s.body, s.dropped = s.text[:0], s.lines[:0], s.body[:0], s.dropped[:0]

@@ -103,14 +103,14 @@ type QuestDB struct {
 	closed bool
 
 	// scratch keeps the buffers of the writes in flight for the writes after them: one set
-	// per write in flight, however many collections pass (see internal/freelist).
+	// per write in flight (at most httpConcurrentWrites, freelist.DefaultMax), however many
+	// collections pass.
 	scratch freelist.List[scratch]
 }
 
 // New returns an output with QuestDB's client defaults.
 func New() *QuestDB {
 	return &QuestDB{
-		scratch:               freelist.List[scratch]{Max: httpConcurrentWrites, New: newScratch},
 		Timeout:               morse.Duration(DefaultTimeout),
 		MinThroughput:         DefaultMinThroughput,
 		MaxNameLen:            DefaultMaxNameLen,

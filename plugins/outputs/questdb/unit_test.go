@@ -196,3 +196,14 @@ func TestSampleConfig(t *testing.T) {
 	require.Equal(t, morse.Size(100*1024), o.MinThroughput)
 	require.ErrorContains(t, o.Validate(), "tls_* options need protocol", "the sample's TLS files with plain http")
 }
+
+// TestScratchKeptAndReady: a write's scratch is ready on an output built without New, and
+// the one put back is the one the next write gets.
+func TestScratchKeptAndReady(t *testing.T) {
+	var o QuestDB
+	s := o.getScratch()
+	require.NotNil(t, s.byTable, "ready to group by table")
+	s.byTable["cpu"] = 0
+	o.scratch.Put(s)
+	require.Same(t, s, o.getScratch())
+}
