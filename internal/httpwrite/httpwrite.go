@@ -130,3 +130,12 @@ func (b *Body) Build(metrics []morse.Metric, appendMetric func([]byte, morse.Met
 
 // PlainLen is the size of the last body before compression.
 func (b *Body) PlainLen() int { return len(b.plain) }
+
+// maxKeptBody is how large a Body's buffers may be and still be kept for later writes:
+// enough for batches of 10,000 ordinary lines, gzipped or not.
+const maxKeptBody = 8 << 20
+
+// Keep reports whether the body's buffers are small enough to be kept for the writes after
+// this one. Buffers that grew for an unusually large batch are left to the garbage
+// collector rather than held for as long as the process runs.
+func (b *Body) Keep() bool { return cap(b.plain)+cap(b.zipped) <= maxKeptBody }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -106,4 +108,15 @@ func TestFailover(t *testing.T) {
 	idx, err = f.Do(ctx, 3, func(int) error { return down })
 	require.Equal(t, -1, idx)
 	require.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), 1, "a cancelled context stops the round")
+}
+
+// TestBodyKeep: a body is kept for later writes unless its buffers grew past maxKeptBody.
+func TestBodyKeep(t *testing.T) {
+	var b Body
+	b.Build([]morse.Metric{morse.NewMetric("m", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(0, 0))},
+		func(dst []byte, m morse.Metric) ([]byte, error) { return append(dst, m.Name()...), nil },
+		func(m morse.Metric) morse.Metric { return m }, true)
+	require.True(t, b.Keep())
+	b.plain = make([]byte, 0, maxKeptBody+1)
+	require.False(t, b.Keep(), "grown for an unusually large batch")
 }

@@ -42,7 +42,7 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 		return nil
 	}
 	s := o.getScratch()
-	defer o.scratch.Put(s)
+	defer o.putScratch(s)
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
@@ -74,6 +74,13 @@ type writeScratch struct {
 }
 
 func (o *InfluxDB) getScratch() *writeScratch { return o.scratch.Get() }
+
+// putScratch keeps s for a later write, unless its body grew too large to keep.
+func (o *InfluxDB) putScratch(s *writeScratch) {
+	if s.body.Keep() {
+		o.scratch.Put(s)
+	}
+}
 
 // route splits the batch by the database and retention policy tags, keeping the order of
 // the batch within each group. The groups and their slices are reused between writes.

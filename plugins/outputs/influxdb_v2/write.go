@@ -39,7 +39,7 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 		return nil
 	}
 	s := o.getScratch()
-	defer o.scratch.Put(s)
+	defer o.putScratch(s)
 	if o.BucketTag == "" {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
@@ -57,6 +57,13 @@ type writeScratch struct {
 }
 
 func (o *InfluxDBv2) getScratch() *writeScratch { return o.scratch.Get() }
+
+// putScratch keeps s for a later write, unless its body grew too large to keep.
+func (o *InfluxDBv2) putScratch(s *writeScratch) {
+	if s.body.Keep() {
+		o.scratch.Put(s)
+	}
+}
 
 // maxKeptScratch bounds the buffers kept between writes. The list never holds more than
 // were in use at once, so this only matters for a concurrent_writes above it.

@@ -37,6 +37,18 @@ func (o *QuestDB) getScratch() *scratch {
 	return s
 }
 
+// maxKeptBytes is how many bytes of serialized lines and request body a scratch may hold
+// and still be kept for later writes: enough for batches of 10,000 ordinary lines.
+// Buffers that grew for an unusually large batch are left to the garbage collector.
+const maxKeptBytes = 8 << 20
+
+// putScratch keeps s for a later write, unless its buffers grew too large to keep.
+func (o *QuestDB) putScratch(s *scratch) {
+	if cap(s.text)+cap(s.body) <= maxKeptBytes {
+		o.scratch.Put(s)
+	}
+}
+
 func (s *scratch) reset() {
 	s.text, s.lines, s.body, s.dropped = s.text[:0], s.lines[:0], s.body[:0], s.dropped[:0]
 	for i := range s.groups {

@@ -258,7 +258,7 @@ func (o *QuestDB) Write(ctx context.Context, batch []morse.Metric) error {
 		return nil
 	}
 	s := o.getScratch()
-	defer o.scratch.Put(s)
+	defer o.putScratch(s)
 	s.reset()
 	if tcp != nil {
 		return o.writeTCP(ctx, s, batch)

@@ -204,6 +204,10 @@ func TestScratchKeptAndReady(t *testing.T) {
 	s := o.getScratch()
 	require.NotNil(t, s.byTable, "ready to group by table")
 	s.byTable["cpu"] = 0
-	o.scratch.Put(s)
+	o.putScratch(s)
 	require.Same(t, s, o.getScratch())
+
+	s.text = make([]byte, 0, maxKeptBytes+1) // grown for an unusually large batch
+	o.putScratch(s)
+	require.NotSame(t, s, o.getScratch(), "not kept")
 }
