@@ -37,16 +37,17 @@ func startSink(t testing.TB, s *Sink) string {
 
 // tcpCounter is a TCP server that counts the lines it reads.
 type tcpCounter struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	lines atomic.Int64
+	ln       net.Listener
+	wg       sync.WaitGroup
+	lines    atomic.Int64
+	ended    chan struct{} // one per connection read to its end
 }
 
 func startTCPCounter(t testing.TB) *tcpCounter {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := &tcpCounter{ln: ln}
+	s := &tcpCounter{ln: ln, ended: make(chan struct{}, 64)}
 	s.wg.Go(s.accept)
 	t.Cleanup(func() { s.stop() })
 	return s
@@ -71,12 +72,33 @@ func (s *tcpCounter) accept() {
 			}
 			lc.end()
 			s.lines.Add(lc.lines)
+			select {
+			case s.ended <- struct{}{}:
+			default:
+			}
 		})
 	}
 }
 
-// stop closes the listener and waits for every connection to reach its end. The sender
-// closes its connections before Run returns, so after stop the count is final.
+// count waits until the connections have brought want lines (for at most 10 s), then stops
+// and returns the lines counted. A connection that the sender has already written and
+// closed may still wait in the listen backlog when Run returns; closing the listener at
+// once would reset it with its lines unread.
+func (s *tcpCounter) count(want int64) int64 {
+	timeout := time.After(10 * time.Second)
+	for s.lines.Load() < want {
+		select {
+		case <-s.ended:
+		case <-timeout:
+			return s.stop()
+		}
+	}
+	return s.stop()
+}
+
+// stop closes the listener and waits for every accepted connection to reach its end. The
+// sender closes its connections before Run returns, so after stop the count of the
+// connections accepted is final.
 func (s *tcpCounter) stop() int64 {
 	_ = s.ln.Close()
 	s.wg.Wait()

@@ -52,7 +52,7 @@ func TestSendTCPDeliversExactlyTheLineCount(t *testing.T) {
 		Connections: 4, LinesPerRequest: 500, Lines: 23456})
 	require.Equal(t, int64(23456), rep.Lines)
 	require.Zero(t, rep.Errors, rep.ErrorSamples)
-	require.Equal(t, int64(23456), srv.stop())
+	require.Equal(t, int64(23456), srv.count(23456))
 }
 
 func TestSendUDPDeliversExactlyTheLineCount(t *testing.T) {
@@ -112,7 +112,7 @@ func TestSendPacedRunTakesItsScheduledTime(t *testing.T) {
 	require.Equal(t, int64(1000), rep.Lines)
 	require.InDelta(t, 1.0, rep.ElapsedSec, 1e-9)
 	require.InDelta(t, 1000, rep.LinesPerSec, 1e-6)
-	require.Equal(t, int64(1000), srv.stop())
+	require.Equal(t, int64(1000), srv.count(1000))
 }
 
 func TestSendStopsAtTheDurationOnAFakeClock(t *testing.T) {
@@ -120,7 +120,7 @@ func TestSendStopsAtTheDurationOnAFakeClock(t *testing.T) {
 	rep := run(t, Config{Transport: "tcp", Addr: srv.ln.Addr().String(), Connections: 1,
 		LinesPerRequest: 50, Duration: 3 * time.Second, Rate: 500, Clock: newFakeClock()})
 	require.Equal(t, int64(1500), rep.Lines)
-	require.Equal(t, int64(1500), srv.stop())
+	require.Equal(t, int64(1500), srv.count(1500))
 }
 
 // TestSendFlatOutStopsByItself checks the real clock's bound loosely: a flat-out run of
