@@ -37,10 +37,10 @@ func startSink(t testing.TB, s *Sink) string {
 
 // tcpCounter is a TCP server that counts the lines it reads.
 type tcpCounter struct {
-	ln       net.Listener
-	wg       sync.WaitGroup
-	lines    atomic.Int64
-	ended    chan struct{} // one per connection read to its end
+	ln    net.Listener
+	wg    sync.WaitGroup
+	lines atomic.Int64
+	ended chan struct{} // one per connection read to its end
 }
 
 func startTCPCounter(t testing.TB) *tcpCounter {
