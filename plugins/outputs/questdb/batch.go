@@ -192,6 +192,20 @@ func (s *scratch) bodyOf(lines []line) []byte {
 	return s.body
 }
 
+// replaceBody gives up body, which bodyOf returned and which now belongs to its caller, and
+// takes spare in place of the buffer it came from. s is not used again before reset.
+func (s *scratch) replaceBody(body, spare []byte) {
+	if cap(spare) < cap(body) {
+		// Sized at once for the next batch, rather than grown to it by doubling.
+		spare = make([]byte, 0, cap(body))
+	}
+	if len(s.body) > 0 && &body[0] == &s.body[0] {
+		s.body = spare
+	} else {
+		s.text = spare
+	}
+}
+
 // protocolType is how QuestDB's cast errors name the ILP type of a value.
 func protocolType(v morse.Value) string {
 	switch v.Type() {

@@ -26,6 +26,7 @@ func TestRealQuestDB(t *testing.T) {
 		})
 	}
 	t.Run("tcp/a batch QuestDB refuses", func(t *testing.T) { testPoisonBatch(t, q) })
+	t.Run("tcp/the window owns the batches it keeps", func(t *testing.T) { testWindowOwnsBatches(t, q) })
 	t.Run("tcp/a bad line mid-flood", func(t *testing.T) { testBadLineMidFlood(t, q) })
 	t.Run("tcp/restart mid-stream loses nothing", func(t *testing.T) { testRestartLosesNothing(t, q) })
 }

@@ -3,6 +3,7 @@ package questdb
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +172,40 @@ func testPoisonBatch(t *testing.T, q *testserver.QuestDB) {
 	require.Equal(t, json.Number("20"), res.Dataset[0][0], "the batches after the poisoned one are whole")
 	res = q.MustQuery(t, "SELECT count() FROM poison WHERE id >= 5 AND id < 10")
 	require.Equal(t, json.Number("0"), res.Dataset[0][0], "from the bad line on, the poisoned batch is lost")
+}
+
+// testWindowOwnsBatches: the window keeps the very buffers a batch was serialized into, and
+// hands those of confirmed batches back to be serialized into again. Each kept batch must
+// still hold its own lines after the writes that followed it, and be stored whole.
+func testWindowOwnsBatches(t *testing.T, q *testserver.QuestDB) {
+	o := newOutput(t, q, "tcp", func(o *QuestDB) { o.TCPUnconfirmedBatches = 3 })
+	tables := []string{"window_a", "window_b", "window_c", "window_d", "window_e"}
+	for round, table := range tables {
+		require.NoError(t, write(t, o, rows(table, 0, 20+round, now)))
+		for _, data := range kept(o) {
+			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			first := lines[0][:strings.IndexByte(lines[0], ',')]
+			require.Len(t, lines, 20+slices.Index(tables, first), "a kept batch is whole")
+			for _, l := range lines {
+				require.True(t, strings.HasPrefix(l, first+","), "a kept batch holds its own lines only: %q", l)
+			}
+		}
+	}
+	flush(t, o)
+	for round, table := range tables {
+		q.WaitCount(t, table, int64(20+round), waitRows)
+	}
+}
+
+// kept copies what a TCP output's window holds, oldest first.
+func kept(o *QuestDB) [][]byte {
+	o.tcp.mu.Lock()
+	defer o.tcp.mu.Unlock()
+	var out [][]byte
+	for _, b := range o.tcp.window {
+		out = append(out, slices.Clone(b.data))
+	}
+	return out
 }
 
 // TestTCPAuth logs in with QuestDB's ILP/TCP challenge-response, and a wrong key is refused

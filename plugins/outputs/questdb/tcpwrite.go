@@ -104,7 +104,7 @@ func (o *QuestDB) writeTCP(ctx context.Context, s *scratch, batch []morse.Metric
 			t.disconnect()
 			return morse.Retryable(err, 0)
 		}
-		t.push(body)
+		s.replaceBody(body, t.push(body))
 	}
 	return result(len(batch), s.dropped)
 }
@@ -122,19 +122,23 @@ func (t *tcpSender) deadline(ctx context.Context, n int) time.Time {
 	return dl
 }
 
-// push adds the batch just written to the window, with the columns it stages.
-func (t *tcpSender) push(body []byte) {
+// push adds the batch just written to the window, with the columns it stages. The window
+// keeps body itself rather than a copy, which saves a pass over every batch (about 100 ns
+// a line, with the window's buffers cold); push returns the buffer of a batch confirmed
+// earlier, emptied, for the caller to serialize into next.
+func (t *tcpSender) push(body []byte) (spare []byte) {
 	var b *sent
 	if n := len(t.free); n > 0 {
 		b, t.free = t.free[n-1], t.free[:n-1]
 	} else {
 		b = &sent{}
 	}
-	b.data = append(b.data[:0], body...)
+	spare, b.data = b.data[:0], body
 	b.cols = append(b.cols[:0], t.schema.staged...)
 	b.at, b.end, b.live, b.blamed, b.strikes = time.Now(), t.written, true, false, 0
 	t.window = append(t.window, b)
 	t.bytes += len(b.data)
+	return spare
 }
 
 // pop removes the oldest batch of the window; it learns its columns when it was confirmed.
