@@ -58,6 +58,14 @@ func (r *Ring[T]) PopFront(dst []T, max int) []T {
 		r.head = r.next(r.head)
 		r.n--
 	}
+	if r.n == 0 {
+		// An emptied ring starts again at its first slot. A ring that seldom holds much, as
+		// a buffer that each flush empties does, then keeps using the same few pages of
+		// its slots, rather than walking through all of them and making each resident in
+		// turn: with 20,000 slots and a few metrics a second, that walk added a page of RSS
+		// every few seconds for an hour.
+		r.head = 0
+	}
 	return dst
 }
 

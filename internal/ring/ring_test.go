@@ -39,16 +39,40 @@ func TestRingPushFrontAcrossTheWrap(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New[int](tc.capacity)
-			// Advance the head so that PushFront has to wrap below index 0.
+			// An emptied ring starts at slot 0, so PushFront has to wrap below it.
 			for range tc.capacity - 1 {
 				r.Push(-1)
 			}
 			r.PopFront(nil, tc.capacity-1)
+			require.Zero(t, r.head)
 			r.PushAll(tc.held)
 			require.Equal(t, tc.wantEvicted, r.PushFront(tc.back))
 			require.Equal(t, tc.want, drain(r))
 		})
 	}
+}
+
+// TestRingEmptiedStartsAtFirstSlot: a ring that is emptied again and again, as a lightly
+// used output's buffer is at each flush, uses only its first slots, so the pages of the
+// others are never touched; a ring that is never emptied goes round as before.
+func TestRingEmptiedStartsAtFirstSlot(t *testing.T) {
+	r := New[int](1000)
+	for round := range 10_000 {
+		r.PushAll([]int{round, round + 1, round + 2})
+		require.Equal(t, []int{round}, r.PopFront(nil, 1))
+		require.Equal(t, 1, r.head, "not empty: the head moves on")
+		require.Equal(t, []int{round + 1, round + 2}, drain(r))
+		require.Zero(t, r.head, "emptied: back to the first slot")
+	}
+	for i := range 1500 {
+		r.Push(i)
+		if i%2 == 1 {
+			r.PopFront(nil, 1)
+		}
+	}
+	require.Equal(t, 750, r.Len())
+	require.Equal(t, 750, r.head, "never emptied: the head walks on")
+	require.Equal(t, 750, r.Peek(0))
 }
 
 func TestRingPopFrontClearsSlots(t *testing.T) {
