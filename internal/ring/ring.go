@@ -60,10 +60,11 @@ func (r *Ring[T]) PopFront(dst []T, max int) []T {
 	}
 	if r.n == 0 {
 		// An emptied ring starts again at its first slot. A ring that seldom holds much, as
-		// a buffer that each flush empties does, then keeps using the same few pages of
-		// its slots, rather than walking through all of them and making each resident in
-		// turn: with 20,000 slots and a few metrics a second, that walk added a page of RSS
-		// every few seconds for an hour.
+		// a buffer that its flushes empty does, then keeps using the same slots, and only
+		// as many pages of them are resident as it ever held at once. Walking on through
+		// all the slots made every page resident: with 20,000 metric slots of 112 bytes,
+		// 2 MiB for a busy output, and a page every few seconds, for an hour, for an
+		// output that takes a few metrics a second.
 		r.head = 0
 	}
 	return dst
