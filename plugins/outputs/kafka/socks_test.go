@@ -19,7 +19,7 @@ import (
 
 // socks5 is a minimal SOCKS5 proxy (RFC 1928, with the user/password method of RFC 1929)
 // on 127.0.0.1, for the socks5_* options: no proxy server is packaged for the tests, and
-// the protocol is small. It counts the connections it relayed.
+// the protocol is small. It counts the connections it relayed and the logins it refused.
 type socks5 struct {
 	ln       net.Listener
 	user     string
@@ -56,7 +56,6 @@ func (s *socks5) serve() {
 			defer c.Close()
 			target, err := s.handshake(c)
 			if err != nil {
-				s.refusals.Add(1)
 				return
 			}
 			defer target.Close()
@@ -132,6 +131,8 @@ func (s *socks5) authenticate(c net.Conn) error {
 		return err
 	}
 	if string(user) != s.user || string(pass) != s.pass {
+		// Counted before the client is told, which may end its test at once.
+		s.refusals.Add(1)
 		_, _ = c.Write([]byte{1, 1})
 		return errors.New("bad credentials")
 	}
