@@ -49,7 +49,14 @@ func runSettleCase(t *testing.T, answer func(int, []morse.Metric) error, limit, 
 	var mu sync.Mutex
 	var got []morse.DeliveryInfo
 	out := &testutil.ScriptOutput{Answer: answer}
-	w, err := NewWriter(out, Options{Name: "t", BatchSize: 2, BufferLimit: cmp.Or(limit, 10),
+	batch := 2
+	if limit > 0 {
+		// Above the limit, so that no full batch starts a flush: the flush loop would
+		// otherwise race the writes for the tracked metric, and take it into flight
+		// before the writes after it could evict it.
+		batch = limit + 1
+	}
+	w, err := NewWriter(out, Options{Name: "t", BatchSize: batch, BufferLimit: cmp.Or(limit, 10),
 		FlushInterval: time.Second, Logger: testutil.QuietLogger()})
 	require.NoError(t, err)
 	g := morse.NewTrackingGroup(1, func(d morse.DeliveryInfo) {
