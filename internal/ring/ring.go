@@ -51,23 +51,37 @@ func (r *Ring[T]) PushAll(vs []T) (evicted int) {
 // PopFront removes up to max of the oldest elements and appends them to dst in order.
 func (r *Ring[T]) PopFront(dst []T, max int) []T {
 	var zero T
+	popped := 0
 	for ; max > 0 && r.n > 0; max-- {
 		dst = append(dst, r.buf[r.head])
 		// Clearing the slot lets the garbage collector reclaim what the element points to.
 		r.buf[r.head] = zero
 		r.head = r.next(r.head)
 		r.n--
+		popped++
 	}
-	if r.n == 0 {
-		// An emptied ring starts again at its first slot. A ring that seldom holds much, as
-		// a buffer that its flushes empty does, then keeps using the same slots, and only
-		// as many pages of them are resident as it ever held at once. Walking on through
-		// all the slots made every page resident: with 20,000 metric slots of 112 bytes,
-		// 2 MiB for a busy output, and a page every few seconds, for an hour, for an
-		// output that takes a few metrics a second.
+	r.settle(popped)
+	return dst
+}
+
+// settle moves what is left after a pop of popped elements back to the first slots, when
+// that costs no more than the pop did. A ring that an output's flushes keep nearly empty
+// then uses only as many slots, and so only as many resident pages, as it holds at once.
+// Left walking on through all its slots, it makes every page resident in turn: 2 MiB for
+// 20,000 metric slots of 112 bytes, a page every few seconds and more after every burst,
+// for an output that seldom holds more than a batch.
+func (r *Ring[T]) settle(popped int) {
+	switch {
+	case r.n == 0:
+		r.head = 0
+	case r.head == 0 || r.n > popped || r.head+r.n > len(r.buf):
+		// Nothing to gain, more to move than was popped, or the elements wrap round the
+		// end (rare: the ring is then nearly full anyway).
+	default:
+		copy(r.buf[:r.n], r.buf[r.head:r.head+r.n])
+		clear(r.buf[max(r.n, r.head) : r.head+r.n])
 		r.head = 0
 	}
-	return dst
 }
 
 // PushFront puts vs back in front of the oldest element, keeping their order, as when a
