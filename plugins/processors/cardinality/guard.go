@@ -231,13 +231,13 @@ func (g *Guard) rotated(ks *keyState) {
 // and the conflict counted.
 func (g *Guard) act(m morse.Metric, ms *measurement) (morse.Metric, bool) {
 	tags := m.Tags()
-	kept := make([]morse.Tag, 0, len(tags))
+	var kept keptTags
 	var fields []morse.Field
 	for i, tag := range tags {
 		ks := g.t.recentKey(ms, i, tag.Key)
 		ks.used = true
 		if !ks.tripped && ks.mode != modeDeny {
-			kept = append(kept, tag)
+			kept.keep(tags, i)
 			continue
 		}
 		if g.Action == ActionDropTag {
@@ -262,11 +262,44 @@ func (g *Guard) act(m morse.Metric, ms *measurement) (morse.Metric, bool) {
 		g.stats.converted.Incr()
 	}
 	g.stats.changed.Incr()
-	m = m.WithSortedTags(kept)
+	m = m.WithSortedTags(kept.slice(tags))
 	if fields != nil {
 		m = m.WithFields(fields)
 	}
 	return m, true
+}
+
+// keptTags collects the tags a metric keeps. While they are a run of the original tags (a
+// high-cardinality key is usually one, at either end) they stay a window on the metric's
+// own slice, clipped so that nothing appends into it; only a gap makes a copy. A converted
+// metric then costs one allocation, its new fields, not two.
+type keptTags struct {
+	lo, hi int         // the window tags[lo:hi], while own is nil
+	own    []morse.Tag // the copy, once the kept tags are not a run
+}
+
+func (k *keptTags) keep(tags []morse.Tag, i int) {
+	switch {
+	case k.own != nil:
+		k.own = append(k.own, tags[i])
+	case k.hi == 0:
+		k.lo, k.hi = i, i+1
+	case k.hi == i:
+		k.hi++
+	default:
+		k.own = append(make([]morse.Tag, 0, len(tags)-1), tags[k.lo:k.hi]...)
+		k.own = append(k.own, tags[i])
+	}
+}
+
+func (k *keptTags) slice(tags []morse.Tag) []morse.Tag {
+	if k.own != nil {
+		return k.own
+	}
+	if k.hi == 0 {
+		return nil
+	}
+	return tags[k.lo:k.hi:k.hi]
 }
 
 // freeField returns the field name for a converted tag: the key, or "<key>_tag" when the key
