@@ -46,14 +46,19 @@ func BenchmarkGuard(b *testing.B) {
 	for _, tt := range []struct {
 		name      string
 		maxValues int
-	}{{"churn/counting", 1 << 30}, {"churn/converting", 10}} {
+		lines     bool
+	}{
+		{"churn/counting", 1 << 30, false},
+		{"churn/converting", 10, false},
+		{"churn/converting/line-metrics", 10, true},
+	} {
 		b.Run(tt.name, func(b *testing.B) {
 			g, _, _ := newGuard(b, func(g *Guard) { g.MaxValues, g.Now = tt.maxValues, time.Now })
 			var sb strings.Builder
 			for i := range 4096 {
 				fmt.Fprintf(&sb, "req,host=web-1,request_id=%08x latency=12 1704067200000000000\n", i*2654435761)
 			}
-			ms := plugintest.Parse(b, sb.String(), false)
+			ms := plugintest.Parse(b, sb.String(), tt.lines)
 			plugintest.BenchProcessorSingly(b, g, ms)
 		})
 	}
