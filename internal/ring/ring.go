@@ -76,7 +76,8 @@ func (r *Ring[T]) settle(popped int) {
 		r.head = 0
 	case r.head == 0 || r.n > popped || r.head+r.n > len(r.buf):
 		// Nothing to gain, more to move than was popped, or the elements wrap round the
-		// end (rare: the ring is then nearly full anyway).
+		// end, which only a backlog that walked the head round leaves; a later pop that
+		// leaves little settles it.
 	default:
 		copy(r.buf[:r.n], r.buf[r.head:r.head+r.n])
 		clear(r.buf[max(r.n, r.head) : r.head+r.n])
