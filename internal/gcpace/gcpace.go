@@ -115,11 +115,11 @@ func run(ctx context.Context, opts Options, rt runtimeHooks) {
 			return
 		case <-tick.C:
 		}
-		live := rt.live()
-		next := p.next(live)
-		// Only a change that moves the goal by a fiftieth or more is applied: each one
-		// recomputes the collector's goals.
-		if d := next - p.percent; d*50 >= 100+p.percent || -d*50 >= 100+p.percent {
+		// Every change is applied, however small: one that moved the goal by less than a
+		// fiftieth was once left out, and the goal then wandered by up to 2% with the live
+		// heap, which is as much as the churn soak allows the RSS to grow in a day. Setting
+		// GOGC takes the heap lock, not the world.
+		if next := p.next(rt.live()); next != p.percent {
 			rt.set(next)
 			p.percent = next
 		}
