@@ -64,6 +64,7 @@ func (f *flusher) flush(ctx context.Context) error {
 		f.writing.Done()
 		f.inFlight.Store(0)
 		err := f.settle(f.flights[:n])
+		release(f.flights[:n])
 		// A sink that answered is keeping up; one that must be retried is not, and its
 		// buffer evicts rather than holding sources back while it backs off.
 		f.gate.SetHealthy(err == nil)
@@ -146,6 +147,17 @@ func (f *flusher) settle(fs []flight) (retryErr error) {
 		f.logRetry(retryErr)
 	}
 	return retryErr
+}
+
+// release lets go of the metrics of settled batches. The slices are kept for the next
+// flush, and until it fills them they would keep up to maxInFlight batches of metrics that
+// were written, or are back in the buffer, alive: the collector would count them as live and
+// size the heap for them.
+func release(fs []flight) {
+	for i := range fs {
+		clear(fs[i].batch)
+		fs[i].batch = fs[i].batch[:0]
+	}
 }
 
 // run is the flush goroutine. It waits for the scheduler, then flushes until the buffer is

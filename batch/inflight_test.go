@@ -160,3 +160,41 @@ func ringSeqs(w *Writer) []int {
 	}
 	return testutil.Seqs(ms)
 }
+
+// TestFlushLetsGoOfItsBatches: once a flush has booked its writes, written or back in the
+// buffer for a retry, the slices kept for the next flush hold no metric, so the collector
+// does not count a flush's worth of metrics as live until the next one.
+func TestFlushLetsGoOfItsBatches(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(call int, b []morse.Metric) error
+	}{
+		{"written", nil},
+		{"to retry", func(call int, _ []morse.Metric) error {
+			if call == 0 {
+				return errors.New("unavailable")
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				out := &slowOutput{rtt: time.Millisecond}
+				out.Answer = tc.answer
+				w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 4})
+				require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 13)))
+				time.Sleep(10 * time.Millisecond) // past the first round of writes, before a retry
+				synctest.Wait()
+				for i, fl := range w.flusher.flights {
+					require.Empty(t, fl.batch, "flight %d", i)
+					for j, m := range fl.batch[:cap(fl.batch)] {
+						require.Zero(t, m, "flight %d, slot %d", i, j)
+					}
+				}
+				if tc.answer != nil {
+					require.Positive(t, w.buf.Len(), "the failed batch waits in the buffer")
+				}
+			})
+		})
+	}
+}
