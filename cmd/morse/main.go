@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/morse-agent/morse/config"
 	_ "github.com/morse-agent/morse/plugins/all" // every plugin morse ships
@@ -60,8 +61,17 @@ func (f *filterFlag) Set(v string) error {
 }
 
 func main() {
+	withoutAsyncPreemption(reexec)
 	ensureTwoProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// reexec replaces the process with a new start of its binary, with the same arguments and
+// env; the process keeps its ID, so a service manager that watches it sees no change.
+// /proc/self/exe is the file that was started, even when a package upgrade has replaced it
+// on disk since.
+func reexec(env []string) error {
+	return syscall.Exec("/proc/self/exe", os.Args, env)
 }
 
 // ensureTwoProcs gives the Go scheduler at least two Ps, unless GOMAXPROCS says otherwise.
