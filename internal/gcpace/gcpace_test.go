@@ -81,9 +81,9 @@ func (f *fakeRuntime) goal() float64 {
 
 // TestRunHoldsTheGoalSteady: a live heap that swings by a sixth either way from one
 // collection to the next gets one goal, three times its high, which GOGC reaches each second
-// from whatever is live, to within a whole GOGC percent; the goal rises at once with a higher live heap, never goes below
-// twice what is live, falls once the live heap has stayed a quarter lower, and the GOGC
-// found at the start is restored at the end.
+// from whatever is live, to within a whole GOGC percent; the goal rises at once with a
+// higher live heap, never goes below twice what is live, falls once the live heap has
+// stayed a quarter lower, and the GOGC found at the start is restored at the end.
 func TestRunHoldsTheGoalSteady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const mib = 1 << 20
