@@ -14,6 +14,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/coarseclock"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -69,6 +70,10 @@ type Agent struct {
 	outputs  []*runningOutput
 	retiring sync.WaitGroup // outputs that a reload removed, still flushing
 
+	// clock is the coarse clock processors that read the time per metric are given
+	// (morse.CoarseClockSetter); Run runs it.
+	clock *coarseclock.Clock
+
 	running  atomic.Bool
 	reloadCh chan reloadRequest
 	ready    chan struct{} // closed once Run has started every output and input
@@ -80,7 +85,8 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest), ready: make(chan struct{})}
+	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest), ready: make(chan struct{}),
+		clock: coarseclock.New(coarseTick)}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -245,6 +251,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.New("morse: agent is already running")
 	}
 	defer a.running.Store(false)
+	clockCtx, stopClock := context.WithCancel(context.Background())
+	var clockDone sync.WaitGroup
+	clockDone.Go(func() { a.clock.Run(clockCtx) })
+	defer clockDone.Wait()
+	defer stopClock()
 	if err := a.startOutputs(); err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +115,40 @@ func TestNewAgentLinksTheGuard(t *testing.T) {
 			require.Equal(t, []string{"m.id"}, rec.trips)
 		})
 	}
+}
+
+// clockReader is a processor that keeps the coarse clock the agent gives it.
+type clockReader struct {
+	now        func() time.Time
+	resolution time.Duration
+}
+
+func (p *clockReader) Apply(in []morse.Metric) []morse.Metric { return in }
+func (p *clockReader) SetCoarseClock(now func() time.Time, resolution time.Duration) {
+	p.now, p.resolution = now, resolution
+}
+
+// TestAgentGivesProcessorsItsCoarseClock: a processor that takes a coarse clock gets one
+// at NewAgent; it reads the last tick while the agent runs and the system's time otherwise.
+func TestAgentGivesProcessorsItsCoarseClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		cfg := loadTestConfig(t, ts.registry(t), agentBase+"[[outputs.sink]]\n")
+		rec := &clockReader{}
+		cfg.AddProcessor("clock", rec)
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		require.Equal(t, coarseTick, rec.resolution)
+		time.Sleep(time.Second)
+		require.True(t, time.Now().Equal(rec.now()), "before Run: the system's time")
+
+		stop := runAgent(t, a)
+		synctest.Wait()
+		start := time.Now()
+		time.Sleep(coarseTick * 3 / 2)
+		require.True(t, start.Add(coarseTick).Equal(rec.now()), "running: the last tick's time")
+		require.NoError(t, stop())
+		time.Sleep(coarseTick / 2)
+		require.True(t, time.Now().Equal(rec.now()), "after Run: the system's time again")
+	})
 }

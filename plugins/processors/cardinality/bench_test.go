@@ -1,11 +1,14 @@
 package cardinality
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/morse-agent/morse/internal/coarseclock"
 	"github.com/morse-agent/morse/internal/plugintest"
 )
 
@@ -31,7 +34,8 @@ func BenchmarkGuard(b *testing.B) {
 		{"steady/line-metrics/batch-64", true, false},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			g, _, _ := newGuard(b, func(g *Guard) { g.Now = nil }) // the clock the agent runs with
+			g, _, _ := newGuard(b, func(g *Guard) { g.Now = nil })
+			agentsClock(b, g)
 			ms := plugintest.Parse(b, string(steadyInput(b, tt.lines)), tt.lines)
 			g.Apply(append(ms[:0:0], ms...)) // every value seen once
 			if tt.singly {
@@ -62,4 +66,15 @@ func BenchmarkGuard(b *testing.B) {
 			plugintest.BenchProcessorSingly(b, g, ms)
 		})
 	}
+}
+
+// agentsClock gives g the clock the agent runs it with: a coarse clock that ticks every
+// quarter of a second (agent.coarseTick), running.
+func agentsClock(b *testing.B, g *Guard) {
+	c := coarseclock.New(250 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Run(ctx) })
+	b.Cleanup(func() { cancel(); wg.Wait() })
+	g.SetCoarseClock(c.Now, c.Resolution())
 }

@@ -58,12 +58,16 @@ type Guard struct {
 	ResetAfter morse.Duration `toml:"reset_after"`
 	MaxMemory  morse.Size     `toml:"max_memory"`
 
-	// Now is the clock; nil means time.Now. Tests set it to make time deterministic.
+	// Now is the clock. Tests set it to make time deterministic. nil means the system's
+	// monotonic clock, or the agent's coarse clock once SetCoarseClock gives one fine
+	// enough for the window.
 	Now func() time.Time `toml:"-"`
 
 	allow, deny *glob.Matcher
 	slotWidth   int64 // ns
 	clock       func() int64
+	coarse      func() time.Time // from SetCoarseClock
+	coarseRes   time.Duration
 
 	mu      sync.Mutex
 	t       *tracker
@@ -127,16 +131,6 @@ func (g *Guard) Init() error {
 	if err := g.Validate(); err != nil {
 		return err
 	}
-	g.clock = func() int64 { return g.Now().UnixNano() }
-	if g.Now == nil {
-		// time.Since reads only the monotonic clock, which costs half of what time.Now
-		// costs, and the guard reads the clock once per Apply call. It also makes slots
-		// immune to the wall clock being set.
-		base := time.Now()
-		baseNano := base.UnixNano()
-		g.Now = time.Now
-		g.clock = func() int64 { return baseNano + int64(time.Since(base)) }
-	}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -145,6 +139,7 @@ func (g *Guard) Init() error {
 	}
 	g.evictLog, g.conflicts = throttle.New(5*time.Minute), throttle.New(5*time.Minute)
 	g.slotWidth = int64(g.Window) / (slots - 1)
+	g.clock = g.pickClock()
 	g.t = newTracker(int(g.MaxMemory), g.modeOf, func() int64 { return g.epoch })
 	g.epoch = floorDiv(g.clock(), g.slotWidth)
 	return nil

@@ -60,19 +60,25 @@ func (s *slot) get(idx uint32) uint8 {
 }
 
 // find returns where register idx is or would be in the sparse list. It is the steady
-// path's inner loop, so it is written out rather than calling slices.BinarySearchFunc with
-// a comparison function.
+// path's inner loop: the indexes of a key's values are random, so a branch on each
+// comparison would be mispredicted half the time. The halving loop below has no such
+// branch: the step is masked with the sign of the difference, which is negative exactly
+// when the entry is below idx (indexes have 12 bits, so it cannot overflow).
 func (s *slot) find(idx uint32) (int, bool) {
-	lo, hi := 0, len(s.sparse)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if s.sparse[mid]>>8 < idx {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	sp := s.sparse
+	n := len(sp)
+	if n == 0 {
+		return 0, false
 	}
-	return lo, lo < len(s.sparse) && s.sparse[lo]>>8 == idx
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		below := int(int64(sp[base+half-1]>>8)-int64(idx)) >> 63 // -1 or 0
+		base += half & below
+		n -= half
+	}
+	base -= int(int64(sp[base]>>8)-int64(idx)) >> 63
+	return base, base < len(sp) && sp[base]>>8 == idx
 }
 
 // set raises register idx to rank, which the caller has checked is higher, and returns how

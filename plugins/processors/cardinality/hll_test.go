@@ -1,7 +1,10 @@
 package cardinality
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -75,4 +78,32 @@ func TestSlotOfNegativeEpochs(t *testing.T) {
 	require.Equal(t, 0, slotOf(-slots))
 	require.Equal(t, int64(-1), floorDiv(-1, 10))
 	require.Equal(t, int64(0), floorDiv(9, 10))
+}
+
+// TestSlotFind: the branch-free search finds what a plain binary search finds, for every
+// register index around lists of every length up to a few hundred, with the extremes
+// (index 0 and the last register) among them.
+func TestSlotFind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 300 {
+		idx := rng.Perm(registers)[:n]
+		if n > 2 {
+			idx[0], idx[1] = 0, registers-1
+		}
+		slices.Sort(idx)
+		var s slot
+		for _, i := range idx {
+			s.sparse = append(s.sparse, uint32(i)<<8|1)
+		}
+		probes := append(slices.Clone(idx), 0, 1, registers-2, registers-1)
+		for _, i := range idx {
+			probes = append(probes, max(i-1, 0), min(i+1, registers-1))
+		}
+		for _, q := range probes {
+			wantAt, wantOK := slices.BinarySearchFunc(s.sparse, uint32(q), func(e, q uint32) int { return cmp.Compare(e>>8, q) })
+			at, ok := s.find(uint32(q))
+			require.Equal(t, wantAt, at, "n=%d idx=%d", n, q)
+			require.Equal(t, wantOK, ok, "n=%d idx=%d", n, q)
+		}
+	}
 }
