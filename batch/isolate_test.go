@@ -131,3 +131,33 @@ func TestIsolationStopsAtARetryableFailure(t *testing.T) {
 	err := (&isolateSender{next: &outputSender{out: out}}).send(context.Background(), testutil.SeqMetrics(0, 4))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "the batch is retried as a whole")
 }
+
+// BenchmarkIsolation is issue 15's bisection row: a batch of 1000 with one bad metric at a
+// random place, against a sink that refuses whole requests without naming the metric (and,
+// for comparison, one that names it). It reports the extra requests per batch, mean and
+// worst over the iterations, against the bound of 2·log2(1000), and fails past it.
+func BenchmarkIsolation(b *testing.B) {
+	bound := 2 * math.Log2(1000)
+	for _, names := range []bool{false, true} {
+		b.Run(fmt.Sprintf("bad=1/named=%v", names), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 15))
+			batch := testutil.SeqMetrics(0, 1000)
+			total, worst, n := 0, 0, 0
+			for b.Loop() {
+				sink := &wholeRequestSink{bad: map[int]bool{r.IntN(1000): true}, names: names}
+				s := &isolateSender{next: &outputSender{out: sink}}
+				if pw := asPartial(s.send(context.Background(), batch)); pw == nil || len(pw.Indices) != 1 {
+					b.Fatalf("want one metric dropped, got %+v", pw)
+				}
+				extra := sink.requests - 1
+				total, worst, n = total+extra, max(worst, extra), n+1
+			}
+			if float64(worst) > bound {
+				b.Fatalf("%d extra requests, past 2·log2(1000) = %.1f", worst, bound)
+			}
+			b.ReportMetric(float64(total)/float64(n), "extra-requests/batch")
+			b.ReportMetric(float64(worst), "worst-extra-requests")
+			b.ReportMetric(bound, "bound")
+		})
+	}
+}
