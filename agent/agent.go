@@ -14,7 +14,6 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
-	"github.com/morse-agent/morse/internal/coarseclock"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -70,9 +69,9 @@ type Agent struct {
 	outputs  []*runningOutput
 	retiring sync.WaitGroup // outputs that a reload removed, still flushing
 
-	// clock is the coarse clock processors that read the time per metric are given
-	// (morse.CoarseClockSetter); Run runs it.
-	clock *coarseclock.Clock
+	// clock is the coarse clock given to processors that read the time per metric; Run
+	// runs it while one of them uses it.
+	clock *clockRunner
 
 	running  atomic.Bool
 	reloadCh chan reloadRequest
@@ -86,7 +85,7 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, log: opts.Logger, onDrop: opts.OnDrop, stats: selfstat.New(), reloadCh: make(chan reloadRequest), ready: make(chan struct{}),
-		clock: coarseclock.New(coarseTick)}
+		clock: newClockRunner()}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -251,11 +250,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.New("morse: agent is already running")
 	}
 	defer a.running.Store(false)
-	clockCtx, stopClock := context.WithCancel(context.Background())
-	var clockDone sync.WaitGroup
-	clockDone.Go(func() { a.clock.Run(clockCtx) })
-	defer clockDone.Wait()
-	defer stopClock()
+	a.clock.start()
+	defer a.clock.halt()
 	if err := a.startOutputs(); err != nil {
 		return err
 	}

@@ -263,11 +263,6 @@ func (a *Agent) emitSummaries(s *stage, ms []morse.Metric, emit func(morse.Metri
 	}
 }
 
-// coarseTick is the resolution of the coarse clock the agent gives processors that read the
-// time per metric. A quarter of a second is a sixteenth of the slots of a cardinality window
-// of 16 s, and costs an agent four wakeups a second.
-const coarseTick = 250 * time.Millisecond
-
 // setupProcessing gives every processor and aggregator of cfg its logger and stats and
 // initialises it, as an input or output is, before any of them runs.
 func (a *Agent) setupProcessing(cfg *config.Config) error {
@@ -288,9 +283,7 @@ func (a *Agent) setupProcessing(cfg *config.Config) error {
 				errs = append(errs, fmt.Errorf("%s.%s: init: %w", kind, name, err))
 			}
 		}
-		if c, ok := p.(morse.CoarseClockSetter); ok {
-			c.SetCoarseClock(a.clock.Now, a.clock.Resolution())
-		}
+		a.clock.give(p)
 	}
 	for _, pc := range cfg.Processors {
 		prepare(pc.Plugin, "processors", pc.Name, pc.Common.Alias, pc.Common.LogLevel)

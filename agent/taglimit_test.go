@@ -130,7 +130,21 @@ func (p *clockReader) SetCoarseClock(now func() time.Time, resolution time.Durat
 
 // TestAgentGivesProcessorsItsCoarseClock: a processor that takes a coarse clock gets one
 // at NewAgent; it reads the last tick while the agent runs and the system's time otherwise.
+// An agent whose processors take none does not run it, until a reload brings one that does.
 func TestAgentGivesProcessorsItsCoarseClock(t *testing.T) {
+	ticking := func(t *testing.T, read func() time.Time) bool {
+		start := time.Now()
+		time.Sleep(coarseTick * 3 / 2)
+		now := read()
+		switch {
+		case start.Add(coarseTick).Equal(now):
+			return true
+		case time.Now().Equal(now):
+			return false
+		}
+		t.Fatalf("the clock reads %s, neither the last tick's time nor the system's", now)
+		return false
+	}
 	synctest.Test(t, func(t *testing.T) {
 		ts := &testSinks{down: map[string]bool{}}
 		cfg := loadTestConfig(t, ts.registry(t), agentBase+"[[outputs.sink]]\n")
@@ -139,16 +153,29 @@ func TestAgentGivesProcessorsItsCoarseClock(t *testing.T) {
 		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
 		require.NoError(t, err)
 		require.Equal(t, coarseTick, rec.resolution)
-		time.Sleep(time.Second)
-		require.True(t, time.Now().Equal(rec.now()), "before Run: the system's time")
+		require.False(t, ticking(t, rec.now), "before Run: the system's time")
 
 		stop := runAgent(t, a)
 		synctest.Wait()
-		start := time.Now()
-		time.Sleep(coarseTick * 3 / 2)
-		require.True(t, start.Add(coarseTick).Equal(rec.now()), "running: the last tick's time")
+		require.True(t, ticking(t, rec.now), "running: the last tick's time")
 		require.NoError(t, stop())
-		time.Sleep(coarseTick / 2)
-		require.True(t, time.Now().Equal(rec.now()), "after Run: the system's time again")
+		require.False(t, ticking(t, rec.now), "after Run: the system's time again")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		ts := &testSinks{down: map[string]bool{}}
+		reg := ts.registry(t)
+		a, err := NewAgent(loadTestConfig(t, reg, agentBase+"[[outputs.sink]]\n"), AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		synctest.Wait()
+		require.False(t, ticking(t, a.clock.clock.Now), "no processor takes the clock: it does not run")
+
+		cfg2 := loadTestConfig(t, reg, agentBase+"[[outputs.sink]]\n")
+		rec := &clockReader{}
+		cfg2.AddProcessor("clock", rec)
+		require.NoError(t, a.Reload(context.Background(), cfg2))
+		synctest.Wait()
+		require.True(t, ticking(t, rec.now), "a reload brought a processor that takes it: it runs")
+		require.NoError(t, stop())
 	})
 }
