@@ -3,6 +3,7 @@ package questdb
 import (
 	"context"
 	"fmt"
+	"net"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +66,7 @@ func processTimes(b *testing.B) (user, sys time.Duration) {
 // serializing, checking, sending, and over TCP confirming. tcp is the default of one unconfirmed batch, with the
 // tcp_confirm_delay that tcpServerProps allow, so its lines/s is one batch per delay;
 // tcp-unconfirmed64 keeps up to 64 batches unconfirmed with no delay, for throughput.
+// tcp-floor is no output at all: see benchFloor.
 func BenchmarkWrite(b *testing.B) {
 	q := testserver.StartQuestDB(b, testserver.QuestDBOptions{Props: tcpServerProps})
 	cases := []struct {
@@ -74,6 +76,7 @@ func BenchmarkWrite(b *testing.B) {
 	}{
 		{"http", "http", 0, 1},
 		{"tcp", "tcp", testDelay, 1},
+		{"tcp-floor", "floor", testDelay, 1},
 		{"tcp-unconfirmed64", "tcp", 0, 64},
 	}
 	for _, c := range cases {
@@ -83,6 +86,10 @@ func BenchmarkWrite(b *testing.B) {
 				kind = "lines"
 			}
 			b.Run(c.name+"/"+kind, func(b *testing.B) {
+				if c.protocol == "floor" {
+					benchFloor(b, q, benchBatch(lines))
+					return
+				}
 				o := newOutput(b, q, c.protocol, func(o *QuestDB) {
 					o.TCPConfirmDelay = morse.Duration(c.confirm)
 					o.TCPUnconfirmedBatches = c.unconfirmed
@@ -108,6 +115,44 @@ func BenchmarkWrite(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchFloor is the least that any sender keeping one batch unconfirmed per
+// tcp_confirm_delay can spend, as the tcp row does: on a connection to the same server, each
+// iteration waits the delay for a close, as the sender waits for the batch before it, and
+// then writes the batch, serialized once before timing. No checks, no serialization, no
+// confirmation. What it costs is what this machine charges for going idle and waking up,
+// and for the write that follows; the tcp row less this floor is what the output adds.
+func benchFloor(b *testing.B, q *testserver.QuestDB, batch []morse.Metric) {
+	o := New()
+	if err := o.Init(); err != nil {
+		b.Fatal(err)
+	}
+	s := o.getScratch()
+	var sch schema
+	o.serialize(s, batch, nil, &sch)
+	body := s.bodyOf(s.lines)
+	conn, err := net.Dial("tcp", q.ILPAddr())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(body); err != nil { // the table exists before timing
+		b.Fatal(err)
+	}
+	user0, sys0 := processTimes(b)
+	for b.Loop() {
+		if closedWithin(conn, time.Now().Add(testDelay)) {
+			b.Fatal("QuestDB closed the connection")
+		}
+		if _, err := conn.Write(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N * len(batch))
+	user, sys := processTimes(b)
+	b.ReportMetric(float64(user-user0+sys-sys0)/n, "cpu-ns/line")
+	b.ReportMetric(float64(sys-sys0)/n, "sys-ns/line")
 }
 
 // BenchmarkPrepare is the output's own work per batch without the network: checking and
