@@ -12,12 +12,15 @@ import (
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
+// benchLines is the size of every batch the benchmarks write.
+const benchLines = 1000
+
 // benchBatch is 1000 metrics shaped like Telegraf's cpu input: three tags, ten float
 // fields, one table. With lines, they are line metrics, as a listener hands them on.
 func benchBatch(lines bool) []morse.Metric {
 	fields := []string{"usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait",
 		"usage_irq", "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"}
-	batch := make([]morse.Metric, 1000)
+	batch := make([]morse.Metric, benchLines)
 	for i := range batch {
 		t := now.Add(time.Duration(i) * time.Millisecond)
 		if lines {
@@ -63,10 +66,10 @@ func processTimes(b *testing.B) (user, sys time.Duration) {
 
 // BenchmarkWrite writes prepared batches of 1000 lines to a real QuestDB 9.1.0 and reports
 // lines per second and the CPU this process spends per line (and of it, in the kernel):
-// serializing, checking, sending, and over TCP confirming. tcp is the default of one unconfirmed batch, with the
-// tcp_confirm_delay that tcpServerProps allow, so its lines/s is one batch per delay;
+// serializing, checking, sending, and over TCP confirming. tcp is the default of one
+// unconfirmed batch, with the tcp_confirm_delay that tcpServerProps allow, so its lines/s is
+// one batch per delay; tcp-floor is the same pace with no output at all (see benchFloor);
 // tcp-unconfirmed64 keeps up to 64 batches unconfirmed with no delay, for throughput.
-// tcp-floor is no output at all: see benchFloor.
 func BenchmarkWrite(b *testing.B) {
 	q := testserver.StartQuestDB(b, testserver.QuestDBOptions{Props: tcpServerProps})
 	cases := []struct {
@@ -76,17 +79,17 @@ func BenchmarkWrite(b *testing.B) {
 	}{
 		{"http", "http", 0, 1},
 		{"tcp", "tcp", testDelay, 1},
-		{"tcp-floor", "floor", testDelay, 1},
+		{"tcp-floor", "", testDelay, 1},
 		{"tcp-unconfirmed64", "tcp", 0, 64},
 	}
 	for _, c := range cases {
+		if c.protocol == "" {
+			b.Run(c.name+"/idle", func(b *testing.B) { benchFloor(b, q, nil) })
+		}
 		for _, lines := range []bool{false, true} {
-			kind := "metrics"
-			if lines {
-				kind = "lines"
-			}
+			kind := map[bool]string{false: "metrics", true: "lines"}[lines]
 			b.Run(c.name+"/"+kind, func(b *testing.B) {
-				if c.protocol == "floor" {
+				if c.protocol == "" {
 					benchFloor(b, q, benchBatch(lines))
 					return
 				}
@@ -94,62 +97,74 @@ func BenchmarkWrite(b *testing.B) {
 					o.TCPConfirmDelay = morse.Duration(c.confirm)
 					o.TCPUnconfirmedBatches = c.unconfirmed
 				})
-				batch := benchBatch(lines)
-				ctx := context.Background()
-				if err := o.Write(ctx, batch); err != nil { // the table exists before timing
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				user0, sys0 := processTimes(b)
-				start := time.Now()
-				for b.Loop() {
-					if err := o.Write(ctx, batch); err != nil {
-						b.Fatal(err)
-					}
-				}
-				n := float64(b.N * len(batch))
-				user, sys := processTimes(b)
-				b.ReportMetric(n/time.Since(start).Seconds(), "lines/s")
-				b.ReportMetric(float64(user-user0+sys-sys0)/n, "cpu-ns/line")
-				b.ReportMetric(float64(sys-sys0)/n, "sys-ns/line")
+				benchOutput(b, o, benchBatch(lines))
 			})
 		}
 	}
 }
 
-// benchFloor is the least that any sender keeping one batch unconfirmed per
-// tcp_confirm_delay can spend, as the tcp row does: on a connection to the same server, each
-// iteration waits the delay for a close, as the sender waits for the batch before it, and
-// then writes the batch, serialized once before timing. No checks, no serialization, no
-// confirmation. What it costs is what this machine charges for going idle and waking up,
-// and for the write that follows; the tcp row less this floor is what the output adds.
-func benchFloor(b *testing.B, q *testserver.QuestDB, batch []morse.Metric) {
-	o := New()
-	if err := o.Init(); err != nil {
+// benchOutput times o writing batch over and over.
+func benchOutput(b *testing.B, o *QuestDB, batch []morse.Metric) {
+	ctx := context.Background()
+	if err := o.Write(ctx, batch); err != nil { // the table exists before timing
 		b.Fatal(err)
 	}
-	s := o.getScratch()
-	var sch schema
-	o.serialize(s, batch, nil, &sch)
-	body := s.bodyOf(s.lines)
+	b.ReportAllocs()
+	user0, sys0 := processTimes(b)
+	start := time.Now()
+	for b.Loop() {
+		if err := o.Write(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(b.N * len(batch))
+	user, sys := processTimes(b)
+	b.ReportMetric(n/time.Since(start).Seconds(), "lines/s")
+	b.ReportMetric(float64(user-user0+sys-sys0)/n, "cpu-ns/line")
+	b.ReportMetric(float64(sys-sys0)/n, "sys-ns/line")
+}
+
+// benchFloor paces itself as the tcp row does, with no output: on a connection to the same
+// server, each iteration waits tcp_confirm_delay for a close, as the sender waits for the
+// batch before it, and then writes the batch, serialized once before timing. No checks, no
+// serialization, no confirmation: it is the least that any sender keeping one batch
+// unconfirmed per delay can spend. With no batch (idle) it only waits, and what that costs
+// is what this machine charges for going idle and waking up. CPU is given per line of a
+// 1000-line batch in both cases, to be set against the tcp row.
+func benchFloor(b *testing.B, q *testserver.QuestDB, batch []morse.Metric) {
+	var body []byte
+	if batch != nil {
+		o := New()
+		if err := o.Init(); err != nil {
+			b.Fatal(err)
+		}
+		s := o.getScratch()
+		var sch schema
+		o.serialize(s, batch, nil, &sch)
+		body = s.bodyOf(s.lines)
+	}
 	conn, err := net.Dial("tcp", q.ILPAddr())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.Write(body); err != nil { // the table exists before timing
-		b.Fatal(err)
-	}
-	user0, sys0 := processTimes(b)
-	for b.Loop() {
-		if closedWithin(conn, time.Now().Add(testDelay)) {
-			b.Fatal("QuestDB closed the connection")
+	send := func() {
+		if len(body) == 0 {
+			return
 		}
 		if _, err := conn.Write(body); err != nil {
 			b.Fatal(err)
 		}
 	}
-	n := float64(b.N * len(batch))
+	send() // the table exists before timing
+	user0, sys0 := processTimes(b)
+	for b.Loop() {
+		if closedWithin(conn, time.Now().Add(testDelay)) {
+			b.Fatal("QuestDB closed the connection")
+		}
+		send()
+	}
+	n := float64(b.N * benchLines)
 	user, sys := processTimes(b)
 	b.ReportMetric(float64(user-user0+sys-sys0)/n, "cpu-ns/line")
 	b.ReportMetric(float64(sys-sys0)/n, "sys-ns/line")
