@@ -159,7 +159,7 @@ func benchFloor(b *testing.B, q *testserver.QuestDB, batch []morse.Metric) {
 	send() // the table exists before timing
 	user0, sys0 := processTimes(b)
 	for b.Loop() {
-		if closedWithin(conn, time.Now().Add(testDelay)) {
+		if closedWithin(context.Background(), conn, time.Now().Add(testDelay)) {
 			b.Fatal("QuestDB closed the connection")
 		}
 		send()

@@ -223,7 +223,9 @@ func (o *QuestDB) setup() error {
 	if s.maxNameLen <= 0 {
 		s.maxNameLen = DefaultMaxNameLen
 	}
-	o.closeSenders()
+	if err := o.closeSenders(); err != nil {
+		o.logger().Error("questdb: connecting again lost what the last connection kept", "error", err)
+	}
 	o.set, o.closed = s, false
 	o.ser = influx.New(influx.Options{})
 	tlsCfg, err := o.tlsConfig(s)
@@ -261,7 +263,7 @@ func (o *QuestDB) Write(ctx context.Context, batch []morse.Metric) error {
 	defer o.putScratch(s)
 	s.reset()
 	if tcp != nil {
-		return o.writeTCP(ctx, s, batch)
+		return o.writeTCP(ctx, tcp, s, batch)
 	}
 	return o.writeHTTP(ctx, s, batch)
 }

@@ -28,6 +28,11 @@ func TestRealQuestDB(t *testing.T) {
 	t.Run("tcp/a batch QuestDB refuses", func(t *testing.T) { testPoisonBatch(t, q) })
 	t.Run("tcp/the window owns the batches it keeps", func(t *testing.T) { testWindowOwnsBatches(t, q) })
 	t.Run("tcp/a bad line mid-flood", func(t *testing.T) { testBadLineMidFlood(t, q) })
+	t.Run("tcp/a recovery cut short", func(t *testing.T) { testRecoveryCutShort(t, q) })
+	t.Run("tcp/a proxy whose server is down", func(t *testing.T) { testProxyWithServerDown(t, q) })
+	t.Run("tcp/TLS terminated in front", func(t *testing.T) { testTLSTerminated(t, q) })
+	t.Run("tcp/a cancelled write stops waiting", func(t *testing.T) { testCancelStopsTheWait(t, q) })
+	t.Run("tcp/Close during a write", func(t *testing.T) { testCloseDuringWrite(t, q) })
 	t.Run("tcp/restart mid-stream loses nothing", func(t *testing.T) { testRestartLosesNothing(t, q) })
 }
 

@@ -20,12 +20,15 @@ import (
 // sent on a connection about to be refused would be taken for a batch that QuestDB refuses.
 const authCheck = 1500 * time.Millisecond
 
-// closedWithin waits until the given time for the peer to close conn (or send anything,
-// which QuestDB never does on ILP).
-func closedWithin(conn net.Conn, until time.Time) bool {
+// closedWithin waits until the given time, or until ctx is done, for the peer to close conn
+// (or send anything, which QuestDB never does on ILP).
+func closedWithin(ctx context.Context, conn net.Conn, until time.Time) bool {
 	if err := conn.SetReadDeadline(until); err != nil {
 		return true
 	}
+	// Set after the deadline above, so that a context done already cuts the wait short too.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Now()) })
+	defer stop()
 	var b [1]byte
 	_, err := conn.Read(b[:])
 	var ne net.Error
@@ -82,7 +85,7 @@ func (t *tcpSender) dial(ctx context.Context, deadline time.Time) error {
 		}
 	}
 	if t.set.username != "" {
-		if err := t.login(deadline); err != nil {
+		if err := t.login(ctx, deadline); err != nil {
 			t.disconnect()
 			return fmt.Errorf("questdb %s: login as %q: %w", t.set.addr, t.set.username, err)
 		}
@@ -93,7 +96,7 @@ func (t *tcpSender) dial(ctx context.Context, deadline time.Time) error {
 // login runs QuestDB's challenge-response: the key id, then the challenge signed with the
 // private key (ECDSA P-256 over its SHA-256, ASN.1, base64). QuestDB refuses a wrong key
 // by closing the connection.
-func (t *tcpSender) login(deadline time.Time) error {
+func (t *tcpSender) login(ctx context.Context, deadline time.Time) error {
 	key, err := tcpKey(t.set.token)
 	if err != nil {
 		return err
@@ -114,10 +117,43 @@ func (t *tcpSender) login(deadline time.Time) error {
 	if _, err := t.conn.Write([]byte(sig + "\n")); err != nil {
 		return err
 	}
-	if closedWithin(t.conn, time.Now().Add(authCheck)) {
+	if closedWithin(ctx, t.conn, earliest(time.Now().Add(authCheck), deadline)) {
 		return errors.New("QuestDB refused the key and closed the connection")
 	}
+	return ctx.Err()
+}
+
+// probe waits tcp_confirm_delay (at least minProbe) on a connection just dialled, with
+// nothing sent, for it to be closed. A close that came after a batch is blamed on that batch
+// only if the next connection stays open: a proxy in front of a server that is down accepts
+// connections and closes them whatever is sent, which is no batch's fault. Unless probe
+// returns nil, it leaves no connection; the blame stays when the wait was cut short.
+func (t *tcpSender) probe(ctx context.Context, deadline time.Time) error {
+	until := time.Now().Add(max(t.confirmDelay, minProbe))
+	if until.After(deadline) {
+		t.disconnect()
+		return fmt.Errorf("questdb %s: no time left to watch a new ILP/TCP connection before sending again", t.set.addr)
+	}
+	if closedWithin(ctx, t.conn, until) {
+		t.window[0].blamed = false
+		t.disconnect()
+		return fmt.Errorf("questdb %s: the ILP/TCP connection was closed before anything was sent on it", t.set.addr)
+	}
+	if err := ctx.Err(); err != nil {
+		t.disconnect()
+		return err
+	}
 	return nil
+}
+
+// minProbe is the shortest wait of probe, for a tcp_confirm_delay of 0.
+const minProbe = 100 * time.Millisecond
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func sign(key *ecdsa.PrivateKey, challenge []byte) (string, error) {

@@ -27,16 +27,20 @@ import (
 // tcp_confirm_delay has passed since it was written, and the connection is still open.
 // Until then it is kept, and at most tcp_unconfirmed_batches batches (1 by default) are
 // kept: a write waits for the oldest to be confirmed before it sends a new one. If the
-// connection turns out closed, the sender dials again and sends the kept batches again,
-// oldest first and each alone: it waits for one to be confirmed before it sends the next.
+// connection turns out closed, the sender dials again and sends the kept batches again on
+// the new connection, oldest first and each alone: it waits for one to be confirmed before
+// it sends the next, and sends nothing new until all are. A write that runs out of time in
+// the middle leaves the rest kept, to be sent by the next.
 // So nothing is lost to a restart or a dropped connection, and what may be stored twice
 // after a close is at most the tcp_unconfirmed_batches batches that were kept, one batch
 // by default. The price is throughput: one connection confirms at most
 // tcp_unconfirmed_batches batches per tcp_confirm_delay.
 //
 // A close is blamed on a batch when that batch was the only one unconfirmed on the
-// connection, and only once the sender could dial again at once: a server that is down
-// (restarting) is no batch's fault. A batch blamed twice holds a line QuestDB refuses (the
+// connection, and only once the sender could dial again at once and the new connection
+// stayed open, with nothing sent, for tcp_confirm_delay: a server that is down (restarting),
+// or a proxy that accepts connections for a server that is down and closes them, is no
+// batch's fault. A batch blamed twice holds a line QuestDB refuses (the
 // checks in validate.go and schema.go catch most such lines before they are sent): the
 // sender gives it up and logs it, having sent it twice, so the lines before the bad one
 // are stored at most twice, and the rest of that batch not at all; QuestDB's log names the
@@ -77,6 +81,7 @@ type tcpSender struct {
 	bytes   int          // the window's data, in bytes
 	free    []*sent
 	schema  schema // column types learned from what was confirmed
+	shut    bool   // close has run: nothing more is sent
 
 	reconnects atomic.Int64
 	resends    atomic.Int64 // batches sent again
@@ -90,8 +95,7 @@ func newTCPSender(s settings, tlsCfg *tls.Config, confirmDelay time.Duration, ma
 // writeTCP confirms what it can of the window, then checks and serializes the whole batch
 // against what the confirmations taught, and sends it in one write. Every error is
 // retryable.
-func (o *QuestDB) writeTCP(ctx context.Context, s *scratch, batch []morse.Metric) error {
-	t := o.tcp
+func (o *QuestDB) writeTCP(ctx context.Context, t *tcpSender, s *scratch, batch []morse.Metric) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.ready(ctx, t.deadline(ctx, 0)); err != nil {
@@ -158,7 +162,10 @@ func (t *tcpSender) pop(confirmed bool) {
 // was closed. t.mu is held.
 func (t *tcpSender) ready(ctx context.Context, deadline time.Time) error {
 	for {
-		if t.conn == nil {
+		if t.shut {
+			return errClosed
+		}
+		if t.conn == nil || t.stale() {
 			if err := t.recover(ctx, deadline); err != nil {
 				return err
 			}
@@ -192,11 +199,16 @@ func (t *tcpSender) closed() {
 
 // confirm takes out of the window every batch that is confirmed now.
 func (t *tcpSender) confirm() error {
-	closed, queued, err := connState(t.tcp)
+	if t.conn == nil {
+		return errServerClosed
+	}
+	readable, queued, err := connState(t.tcp)
 	switch {
 	case err != nil:
 		return err
-	case closed:
+	case readable && closedWithin(context.Background(), t.conn, time.Now().Add(time.Millisecond)):
+		// Read through the connection rather than the socket under it: over TLS what is
+		// waiting may be a record of TLS itself, such as a session ticket, and not a close.
 		return errServerClosed
 	}
 	acked := t.written - int64(queued)
@@ -224,33 +236,34 @@ func (t *tcpSender) waitOldest(ctx context.Context, deadline time.Time) error {
 	if until.After(deadline) {
 		return fmt.Errorf("questdb %s: %d bytes written over TCP are not confirmed in time", t.set.addr, t.bytes)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if closedWithin(t.conn, until) {
+	if closedWithin(ctx, t.conn, until) {
 		return errServerClosed
 	}
-	return nil
+	return ctx.Err()
 }
 
-// recover dials and sends the window again, oldest first, each batch alone on the
-// connection and confirmed before the next; it returns with the window empty and the
-// connection open, or with an error. See the top of this file.
+// recover dials if there is no connection, then sends the kept batches not yet sent on it,
+// oldest first, each alone on the connection and confirmed before the next. It returns with
+// every kept batch on the open connection, or with an error, leaving what it has not sent
+// for the next call. See the top of this file.
 func (t *tcpSender) recover(ctx context.Context, deadline time.Time) error {
 	for {
-		if err := t.redial(ctx, deadline); err != nil {
-			return err
+		if t.conn == nil {
+			if err := t.redial(ctx, deadline); err != nil {
+				return err
+			}
 		}
-		if len(t.window) == 0 {
+		if !t.stale() {
 			return nil
 		}
-		b := t.window[0]
-		t.resends.Add(1)
-		if err := t.send(b.data, deadline); err != nil {
-			t.disconnect()
-			return err
+		if b := t.window[0]; !b.live {
+			t.resends.Add(1)
+			if err := t.send(b.data, deadline); err != nil {
+				t.disconnect()
+				return err
+			}
+			b.at, b.end, b.live = time.Now(), t.written, true
 		}
-		b.at, b.end, b.live = time.Now(), t.written, true
 		err := t.drainOldest(ctx, deadline)
 		switch {
 		case errors.Is(err, errServerClosed):
@@ -259,6 +272,13 @@ func (t *tcpSender) recover(ctx context.Context, deadline time.Time) error {
 			return err
 		}
 	}
+}
+
+// stale reports whether a kept batch has not been sent on the current connection. Such
+// batches are always the newest ones: all are after a disconnect, and recover sends them
+// again from the oldest.
+func (t *tcpSender) stale() bool {
+	return len(t.window) > 0 && !t.window[len(t.window)-1].live
 }
 
 // redial dials, and then counts a close blamed on the oldest batch, giving it up at the
@@ -273,6 +293,9 @@ func (t *tcpSender) redial(ctx context.Context, deadline time.Time) error {
 	}
 	for len(t.window) > 0 && t.window[0].blamed {
 		b := t.window[0]
+		if err := t.probe(ctx, deadline); err != nil {
+			return err
+		}
 		b.blamed = false
 		if b.strikes++; b.strikes < maxStrikes {
 			return nil
@@ -308,7 +331,7 @@ func (t *tcpSender) drainOldest(ctx context.Context, deadline time.Time) error {
 // closes.
 func (t *tcpSender) drain(ctx context.Context, deadline time.Time) error {
 	for len(t.window) > 0 {
-		if t.conn == nil {
+		if t.conn == nil || t.stale() {
 			if err := t.recover(ctx, deadline); err != nil {
 				return err
 			}
@@ -331,11 +354,14 @@ func (t *tcpSender) close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.disconnect()
+	t.shut = true
 	if len(t.window) == 0 {
 		return nil
 	}
 	ctx := context.Background()
-	if err := t.drain(ctx, t.deadline(ctx, t.bytes)); err != nil {
+	// After a reconnect the kept batches go again one at a time, each confirmed first.
+	deadline := t.deadline(ctx, t.bytes).Add(time.Duration(len(t.window)) * t.confirmDelay)
+	if err := t.drain(ctx, deadline); err != nil {
 		return fmt.Errorf("questdb: %d batches sent over TCP may not be stored: %w", len(t.window), err)
 	}
 	return nil
