@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,4 +232,31 @@ func TestGzipStream(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.Close())
 	waitMetrics(t, acc, 2)
+}
+
+// TestGzipMembersOnOneConnection: on a connection that stays open, the lines of each gzip
+// member arrive before the sender sends more, whether it sends a member per metric (as
+// Telegraf's socket_writer does) or per batch (as morse's does), and a single member that
+// the sender flushes as it goes arrives flush by flush.
+func TestGzipMembersOnOneConnection(t *testing.T) {
+	s := newListener(t, "tcp://127.0.0.1:0", func(s *SocketListener) { s.ContentEncoding = "gzip" })
+	acc, _ := start(t, s)
+	conn, err := net.Dial("tcp", s.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	total := 0
+	for _, member := range []string{"m v=1i 1\n", "m v=2i 2\nm v=3i 3\n", "m v=4i 4\n"} {
+		_, err = conn.Write(gzipped([]byte(member)))
+		require.NoError(t, err)
+		total += strings.Count(member, "\n")
+		waitMetrics(t, acc, total)
+	}
+	zw := gzip.NewWriter(conn)
+	for _, line := range []string{"m v=5i 5\n", "m v=6i 6\n"} {
+		_, err = zw.Write([]byte(line))
+		require.NoError(t, err)
+		require.NoError(t, zw.Flush())
+		total++
+		waitMetrics(t, acc, total)
+	}
 }

@@ -1,7 +1,6 @@
 package socketlistener
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -147,7 +146,7 @@ func (srv *streamServer) handle(conn net.Conn) {
 	}
 	var r io.Reader = cr
 	if sl.ContentEncoding == "gzip" {
-		gz, err := gzip.NewReader(cr)
+		gz, err := newGzipMembers(cr)
 		if err != nil {
 			srv.readError(from, "reading the gzip header failed", err)
 			return

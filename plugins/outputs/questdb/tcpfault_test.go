@@ -41,18 +41,22 @@ func requireIDs(t *testing.T, q *testserver.QuestDB, table string, n int) (store
 
 // testRecoveryCutShort: after a cut, a write runs out of time while the first of two kept
 // batches is sent again and waits for its confirmation. The next writes send the second
-// before anything new, on the same connection, and nothing is lost.
+// before anything new, on the same connection, and nothing is lost. The write's time is
+// half the confirmation delay: ample to dial and send, too short to see one confirmed.
 func testRecoveryCutShort(t *testing.T, q *testserver.QuestDB) {
-	const table = "cut_short"
+	const table, delay = "cut_short", 3 * time.Second
 	r := testserver.StartTCPRelay(t, q.ILPAddr(), nil)
-	o := newOutput(t, q, "tcp", via(r), func(o *QuestDB) { o.TCPUnconfirmedBatches = 2 })
+	o := newOutput(t, q, "tcp", via(r), func(o *QuestDB) {
+		o.TCPUnconfirmedBatches = 2
+		o.TCPConfirmDelay, o.Timeout = morse.Duration(delay), morse.Duration(4*delay)
+	})
 	tcp := o.tcp
 	require.NoError(t, write(t, o, rows(table, 0, 10, now)))
 	require.NoError(t, write(t, o, rows(table, 10, 10, now)))
 	r.WaitRelayed(t, 1)
 	r.Cut()
 
-	ctx, cancel := context.WithTimeout(context.Background(), testDelay/2)
+	ctx, cancel := context.WithTimeout(context.Background(), delay/2)
 	err := o.Write(ctx, rows(table, 20, 10, now))
 	cancel()
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)

@@ -1,8 +1,6 @@
 package socketwriter
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -24,14 +22,14 @@ const dialTimeout = 10 * time.Second
 
 // sender is one connection: a stream or datagrams.
 type sender interface {
-	// send writes a batch before deadline. It returns the metrics dropped for good, and an
-	// error when the connection failed.
-	send(w *SocketWriter, batch []morse.Metric, deadline time.Time) (drops, error)
+	// send writes a batch, within the deadline the caller set on the connection. It returns
+	// the metrics dropped for good, and an error when the connection failed.
+	send(w *SocketWriter, batch []morse.Metric) (drops, error)
 	// closedByPeer reports whether the peer has closed a stream, so that a batch is not
 	// written into a connection that can no longer deliver it.
 	closedByPeer() bool
-	// interrupt makes a send in progress return, when the agent's context ends.
-	interrupt()
+	// conn is the connection, whose deadlines the caller sets.
+	netConn() net.Conn
 	close() error
 }
 
@@ -66,90 +64,89 @@ func (w *SocketWriter) connect(ctx context.Context) error {
 	return nil
 }
 
-// drops counts the metrics of a batch that were dropped for good, and keeps the first reason.
+// drops counts the metrics of a batch that were dropped for good, by reason, with the
+// positions of those it knows and the first error of each reason.
 type drops struct {
-	n     int
-	first error
+	byReason []*morse.PartialWriteError // in the order the reasons first came
 }
 
-func (d *drops) add(err error) {
-	d.n++
-	if d.first == nil {
-		d.first = err
+// add counts batch[i] as dropped for err, under err's reason (serialize when it has none).
+func (d *drops) add(i int, err error) {
+	pe := d.part(err)
+	pe.Indices = append(pe.Indices, i)
+	pe.Dropped = len(pe.Indices)
+}
+
+// addCount counts n metrics, positions unknown, as dropped for err.
+func (d *drops) addCount(n int, err error) {
+	if n > 0 {
+		d.part(err).Dropped += n
 	}
 }
 
-// err is the partial write of a batch, or nil when nothing was dropped.
-func (d drops) err() error {
-	if d.n == 0 {
-		return nil
-	}
+func (d *drops) part(err error) *morse.PartialWriteError {
 	reason := morse.ReasonSerialize
-	if pe, ok := errors.AsType[*morse.PermanentError](d.first); ok {
+	if pe, ok := errors.AsType[*morse.PermanentError](err); ok {
 		reason = pe.Reason
 	}
-	return &morse.PartialWriteError{Dropped: d.n, Reason: reason, Err: d.first}
+	for _, p := range d.byReason {
+		if p.Reason == reason {
+			return p
+		}
+	}
+	p := &morse.PartialWriteError{Reason: reason, Err: err}
+	d.byReason = append(d.byReason, p)
+	return p
 }
 
-// stream is a TCP or unix stream connection. A batch goes out in one write. With gzip, the
-// connection carries one gzip stream, flushed after every batch so that the reader can
-// decode it at once; it compresses across metrics, where Telegraf's socket_writer starts a
-// gzip member per metric. Both read back the same with a multistream gzip reader.
+// err is the partial write of a batch, or nil when nothing was dropped: the first reason,
+// with the others in More, so that each is counted under its own.
+func (d drops) err() error {
+	if len(d.byReason) == 0 {
+		return nil
+	}
+	pe := *d.byReason[0]
+	pe.More = d.byReason[1:]
+	return &pe
+}
+
+// stream is a TCP or unix stream connection. A batch goes out in one write. With gzip, each
+// batch is one whole gzip member, as each metric is in Telegraf's socket_writer: a reader
+// that decodes ahead (Telegraf's socket_listener uses pgzip, which waits for 1 MiB or the
+// end of a member) has every line of a batch as soon as it arrives, where a gzip stream
+// that runs on from batch to batch, flushed after each, would hold them back.
 type stream struct {
 	conn net.Conn
-	bw   *bufio.Writer // the gzip stream's output, so that it reaches the socket in few writes
-	zw   *gzip.Writer  // nil without gzip
+	zip  bool
 	body httpwrite.Body
+	zbuf []byte
 }
 
-func newStream(c net.Conn, zip bool) *stream {
-	s := &stream{conn: c}
-	if zip {
-		s.bw = bufio.NewWriterSize(c, 64<<10)
-		s.zw, _ = gzip.NewWriterLevel(s.bw, gzip.BestSpeed)
-	}
-	return s
-}
+func newStream(c net.Conn, zip bool) *stream { return &stream{conn: c, zip: zip} }
 
-func (s *stream) send(w *SocketWriter, batch []morse.Metric, deadline time.Time) (drops, error) {
+func (s *stream) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 	start := time.Now()
 	body, n, first := s.body.Build(batch, w.ser.AppendMetric, w.prepare, false)
 	w.serStats.Serialized(len(batch), len(body), time.Since(start))
 	w.serStats.Failed(n)
-	d := drops{n: n, first: first}
+	var d drops
+	d.addCount(n, first)
 	if len(body) == 0 {
 		return d, nil
 	}
-	if err := s.conn.SetWriteDeadline(deadline); err != nil {
-		return d, err
+	if s.zip {
+		s.zbuf = httpwrite.AppendGzip(s.zbuf[:0], body)
+		body = s.zbuf
 	}
-	if s.zw == nil {
-		_, err := s.conn.Write(body)
-		return d, err
-	}
-	if _, err := s.zw.Write(body); err != nil {
-		return d, err
-	}
-	if err := s.zw.Flush(); err != nil {
-		return d, err
-	}
-	return d, s.bw.Flush()
+	_, err := s.conn.Write(body)
+	return d, err
 }
 
 func (s *stream) closedByPeer() bool { return peerClosed(s.conn) }
 
-func (s *stream) interrupt() { _ = s.conn.SetDeadline(time.Now()) }
+func (s *stream) netConn() net.Conn { return s.conn }
 
-func (s *stream) close() error {
-	var errs []error
-	if s.zw != nil {
-		// End the gzip stream, so that the reader sees a whole one rather than a cut.
-		_ = s.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		errs = append(errs, s.zw.Close(), s.bw.Flush())
-	}
-	errs = append(errs, s.conn.Close())
-	return errors.Join(errs...)
-}
+func (s *stream) close() error { return s.conn.Close() }
 
 // datagram is a UDP or unixgram socket: one metric a datagram, gzip on its own with gzip.
 type datagram struct {
@@ -159,24 +156,21 @@ type datagram struct {
 	zbuf []byte
 }
 
-func (d *datagram) send(w *SocketWriter, batch []morse.Metric, deadline time.Time) (drops, error) {
+func (d *datagram) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 	var dr drops
-	if err := d.conn.SetWriteDeadline(deadline); err != nil {
-		return dr, err
-	}
 	var bytes, failed int
 	var took time.Duration
 	defer func() {
 		w.serStats.Serialized(len(batch), bytes, took)
 		w.serStats.Failed(failed)
 	}()
-	for _, m := range batch {
+	for i, m := range batch {
 		start := time.Now()
 		line, err := w.ser.AppendMetric(d.buf[:0], w.prepare(m))
 		took += time.Since(start)
 		if err != nil {
 			failed++
-			dr.add(err)
+			dr.add(i, err)
 			continue
 		}
 		bytes += len(line)
@@ -188,7 +182,7 @@ func (d *datagram) send(w *SocketWriter, batch []morse.Metric, deadline time.Tim
 		}
 		if _, err := d.conn.Write(payload); err != nil {
 			if errors.Is(err, syscall.EMSGSIZE) {
-				dr.add(morse.Permanent(ReasonDatagramTooLarge, fmt.Errorf("a datagram of %d bytes is too large for %s: %w", len(payload), w.Address, err)))
+				dr.add(i, morse.Permanent(ReasonDatagramTooLarge, fmt.Errorf("a datagram of %d bytes is too large for %s: %w", len(payload), w.Address, err)))
 				continue
 			}
 			return dr, err
@@ -199,7 +193,7 @@ func (d *datagram) send(w *SocketWriter, batch []morse.Metric, deadline time.Tim
 
 func (d *datagram) closedByPeer() bool { return false }
 
-func (d *datagram) interrupt() { _ = d.conn.SetDeadline(time.Now()) }
+func (d *datagram) netConn() net.Conn { return d.conn }
 
 func (d *datagram) close() error { return d.conn.Close() }
 

@@ -11,8 +11,10 @@ import (
 )
 
 // peerClosed reports whether the peer of a stream has closed it (or reset it), without
-// waiting and without taking data: it peeks at the socket. A Read with a deadline in the
-// past cannot tell, because Go returns its timeout before it asks the kernel.
+// waiting: it peeks at the socket. A Read with a deadline in the past cannot tell, because
+// Go returns its timeout before it asks the kernel. Bytes that wait in front of a close
+// would hide it from a peek, so they are read: through TLS, which may have sent them, and
+// otherwise discarded, since a listener has nothing to say.
 func peerClosed(c net.Conn) bool {
 	raw := c
 	tc, isTLS := c.(*tls.Conn)
@@ -48,7 +50,28 @@ func peerClosed(c net.Conn) bool {
 		// the handshake, or the close_notify before the end of stream. TLS reads them.
 		return tlsClosed(tc)
 	}
-	return false
+	return discardClosed(rc)
+}
+
+// discardClosed reads and drops what waits on a plain stream, without waiting, and reports
+// whether the stream ended (or failed) behind it.
+func discardClosed(rc syscall.RawConn) bool {
+	var buf [4096]byte
+	closed := false
+	err := rc.Read(func(fd uintptr) bool {
+		for range 256 { // at most 1 MiB a look; the next look reads on
+			n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_DONTWAIT)
+			if errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EINTR) {
+				return true
+			}
+			if rerr != nil || n == 0 {
+				closed = true
+				return true
+			}
+		}
+		return true
+	})
+	return closed || err != nil
 }
 
 // tlsClosed reads what waits on a TLS connection, briefly: a session ticket is handled and

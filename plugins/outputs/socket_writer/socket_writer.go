@@ -199,20 +199,41 @@ func (w *SocketWriter) Write(ctx context.Context, batch []morse.Metric) error {
 			return err
 		}
 	}
-	// The write follows the agent's context, within writeTimeout: a peer that stops reading
-	// must not hold the output for ever.
-	deadline := time.Now().Add(writeTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	stop := context.AfterFunc(ctx, w.conn.interrupt)
-	defer stop()
-	dropped, err := w.conn.send(w, batch, deadline)
+	dropped, err := w.send(ctx, batch)
 	if err != nil {
 		w.disconnect()
 		return morse.Retryable(fmt.Errorf("socket_writer %s: %w", w.Address, err), 0)
 	}
 	return dropped.err()
+}
+
+// send writes the batch within the agent's context and writeTimeout: a peer that stops
+// reading must not hold the output for ever. The deadline is set before the context is
+// watched, so that a cancel cannot be overwritten by it; and after a cancel that came too
+// late to matter, the connection's deadlines are cleared, so that the next write does not
+// take them for a failure.
+func (w *SocketWriter) send(ctx context.Context, batch []morse.Metric) (drops, error) {
+	deadline := time.Now().Add(writeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c := w.conn.netConn()
+	if err := c.SetWriteDeadline(deadline); err != nil {
+		return drops{}, err
+	}
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(interrupted)
+		_ = c.SetDeadline(time.Now())
+	})
+	dropped, err := w.conn.send(w, batch)
+	if !stop() {
+		<-interrupted
+		if err == nil {
+			err = c.SetDeadline(time.Time{})
+		}
+	}
+	return dropped, err
 }
 
 // writeTimeout bounds one batch's write when the agent's context has no earlier deadline.
