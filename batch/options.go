@@ -51,11 +51,12 @@ type Options struct {
 	// RetryInitial and RetryMax bound the exponential backoff of a failing sink; 1s and 60s.
 	RetryInitial time.Duration
 	RetryMax     time.Duration
-	// RetryMaxAge, when set, limits retries: once writes have failed for that long without
-	// a success, each batch that fails again is dropped for good under
-	// morse.ReasonRetryExpired (and dead-lettered), until a write succeeds. Zero retries
-	// forever. UnauthorizedRetryMaxAge does the same for failures that wrap
-	// morse.ErrUnauthorized; zero takes RetryMaxAge.
+	// RetryMaxAge, when set, limits retries: a batch that fails again once it has failed
+	// for that long is dropped for good under morse.ReasonRetryExpired (and
+	// dead-lettered); each batch has its own age. Zero retries forever.
+	// UnauthorizedRetryMaxAge, when set, is the limit instead for a failure that wraps
+	// morse.ErrUnauthorized, over the batch's current run of such failures; zero takes
+	// RetryMaxAge. See retryage.go.
 	RetryMaxAge             time.Duration
 	UnauthorizedRetryMaxAge time.Duration
 

@@ -86,15 +86,15 @@ func (e *retryError) Unwrap() error { return e.err }
 // is down, and the flush loop waits the delay this stage chose. It honours a server's
 // Retry-After, and retries never end on their own.
 //
-// Retry limits, off by default, end that for a sink that has failed too long: see
-// Options.RetryMaxAge.
+// Retry limits, off by default, end that for a batch that has failed too long: see
+// retryage.go.
 type retrySender struct {
 	next                 sender
 	maxAge, unauthMaxAge time.Duration // 0: no limit
 
-	mu      sync.Mutex
-	policy  *backoff.Policy
-	failing time.Time // since when writes have failed without a success; zero if they do not
+	mu     sync.Mutex
+	policy *backoff.Policy
+	ages   retryAges
 }
 
 func (s *retrySender) send(ctx context.Context, batch []morse.Metric) error {
@@ -103,26 +103,13 @@ func (s *retrySender) send(ctx context.Context, batch []morse.Metric) error {
 	defer s.mu.Unlock()
 	if morse.Classify(err) != morse.OutcomeRetry {
 		s.policy.Reset()
-		s.failing = time.Time{}
+		s.ages.forget(batch)
 		return err
 	}
-	now := time.Now()
-	if s.failing.IsZero() {
-		s.failing = now
-	}
-	if limit := s.limit(err); limit > 0 && now.Sub(s.failing) >= limit {
-		return morse.Permanent(morse.ReasonRetryExpired,
-			fmt.Errorf("retried for %s, past the limit of %s: %w", now.Sub(s.failing).Round(time.Second), limit, err))
+	if expired := s.ages.failed(batch, err, time.Now(), s.maxAge, s.unauthMaxAge); expired != nil {
+		return expired
 	}
 	return &retryError{err: err, delay: s.delayLocked(err)}
-}
-
-// limit is the retry limit for err's class.
-func (s *retrySender) limit(err error) time.Duration {
-	if errors.Is(err, morse.ErrUnauthorized) && s.unauthMaxAge > 0 {
-		return s.unauthMaxAge
-	}
-	return s.maxAge
 }
 
 // delayLocked is the server's Retry-After when it gave one, else the next backoff step.

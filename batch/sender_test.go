@@ -130,9 +130,9 @@ func TestWriterRetriesAHungWriteAndClosesInTime(t *testing.T) {
 	})
 }
 
-// TestRetryLimitsByClass: retries never end by default; with limits, once writes have
-// failed for that long each failing batch is dropped under retry_expired (and
-// dead-lettered), unauthorized failures by their own limit, and a success resets the clock.
+// TestRetryLimitsByClass: retries never end by default; with limits, a batch that has
+// failed for that long is dropped under retry_expired (and dead-lettered), unauthorized
+// failures by their own limit.
 func TestRetryLimitsByClass(t *testing.T) {
 	unauthorized := fmt.Errorf("%w: 403 user bob may not write", morse.ErrUnauthorized)
 	tests := []struct {
@@ -173,6 +173,56 @@ func TestRetryLimitsByClass(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRetryAgesArePerBatchAndClass: each batch is held to its limit from its own first
+// failure, not from the first failure of the sink; and an unauthorized failure that follows
+// a long outage gets its own limit from the first unauthorized answer.
+func TestRetryAgesArePerBatchAndClass(t *testing.T) {
+	t.Run("each batch its own age", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var events []DropEvent
+			out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error { return errors.New("503") }}
+			w := newTestWriter(t, out, Options{BatchSize: 1, FlushInterval: time.Second,
+				RetryMaxAge: 10 * time.Minute, RetryMax: time.Minute, OnDrop: collectDrops(&events)})
+			require.NoError(t, w.Write(testutil.SeqMetric(0)))
+			time.Sleep(9 * time.Minute)
+			require.NoError(t, w.Write(testutil.SeqMetric(1)))
+			time.Sleep(6 * time.Minute) // 15 minutes in
+			synctest.Wait()
+			st := w.Stats() // events is read only at the end: it is the flush loop's until then
+			require.Equal(t, int64(1), st.DroppedByReason[morse.ReasonRetryExpired], "the first batch is past its limit, the second is not")
+			require.Equal(t, 1, st.BufferSize)
+			time.Sleep(10 * time.Minute) // 25 minutes in: the second failed first at about 10
+			synctest.Wait()
+			require.Zero(t, w.Stats().BufferSize)
+			require.Len(t, events, 2)
+			require.Equal(t, morse.ReasonRetryExpired, events[1].Reason)
+		})
+	})
+	t.Run("unauthorized after an outage", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var events []DropEvent
+			start := time.Now()
+			unauthorized := fmt.Errorf("%w: 401", morse.ErrUnauthorized)
+			out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error {
+				if time.Since(start) < 20*time.Minute {
+					return errors.New("503")
+				}
+				return unauthorized
+			}}
+			w := newTestWriter(t, out, Options{BatchSize: 1, FlushInterval: time.Second, RetryMax: time.Minute,
+				UnauthorizedRetryMaxAge: 5 * time.Minute, OnDrop: collectDrops(&events)})
+			require.NoError(t, w.Write(testutil.SeqMetric(0)))
+			time.Sleep(23 * time.Minute)
+			synctest.Wait()
+			require.Zero(t, w.Stats().Dropped, "three minutes of 401 after twenty of 503 are within the limit")
+			time.Sleep(5 * time.Minute)
+			synctest.Wait()
+			require.Len(t, events, 1)
+			require.ErrorIs(t, events[0].Err, morse.ErrUnauthorized)
+		})
+	})
 }
 
 // ignoringOutput blocks in Write until release closes, whatever its context says.

@@ -64,11 +64,13 @@ type OutputCommon struct {
 	DeadLetterFile string `toml:"dead_letter_file"`
 	// DeadLetterMaxSize bounds the dead-letter file; past it the file is rotated once.
 	DeadLetterMaxSize morse.Size `toml:"dead_letter_max_size"`
-	// RetryMaxAge, when set, limits how long a retryable failure is retried; then the batch
-	// is dead-lettered under reason retry_expired. Zero retries forever, as by default.
+	// RetryMaxAge, when set, limits how long a batch is retried, from its first failure;
+	// then it is dead-lettered under reason retry_expired. Zero retries forever, as by
+	// default.
 	RetryMaxAge morse.Duration `toml:"retry_max_age"`
 	// UnauthorizedRetryMaxAge is RetryMaxAge for failures the sink refused as unauthorized
-	// (401, 403), which an operator can fix while the data waits; zero: as RetryMaxAge.
+	// (401, 403), which an operator can fix while the data waits, counted from the first of
+	// the batch's current run of them; zero: as RetryMaxAge.
 	UnauthorizedRetryMaxAge morse.Duration `toml:"unauthorized_retry_max_age"`
 	// Rename holds name_override, name_prefix and name_suffix: what this output writes is
 	// renamed after its filter, and the other outputs see the names unchanged.
