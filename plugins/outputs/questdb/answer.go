@@ -30,6 +30,12 @@ type ServerError struct {
 	retryAfter time.Duration
 }
 
+// Is makes a 401 or 403 match morse.ErrUnauthorized, so that unauthorized_retry_max_age
+// applies to it.
+func (e *ServerError) Is(target error) bool {
+	return target == morse.ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+}
+
 // Error names the endpoint, the status and QuestDB's words.
 func (e *ServerError) Error() string {
 	msg := e.Message
@@ -74,18 +80,19 @@ type verdict struct {
 	ok, retry, tooLarge bool
 	line                int    // the bad line, when QuestDB named one
 	reason              string // why the line or the request is dropped
-	column, fromType    string // of a cast error: the column and the ILP type refused
+	column, fromType    string // of a type-level cast error: the column and the ILP type refused
 }
 
 // castError reads QuestDB's message for a value of the wrong type for its column.
-var castError = regexp.MustCompile(`column: ([^;]+); cast error from protocol type: ([A-Z]+) to column type`)
+var castError = regexp.MustCompile(`column: ([^;]+); cast error from protocol type: ([A-Z0-9_]+) to column type`)
 
 // verdict classifies an answer by the rule: drop only what retrying could never store.
 //
 //	status    QuestDB's answer                                   result
 //	2xx       -                                                  stored
-//	400       line N: "cast error from protocol type: X to ..."   line N (and every line writing X
-//	                                                             to that column) field_type_conflict
+//	400       line N: "cast error from protocol type: X to ..."   line N (and, unless X is STRING,
+//	                                                             every line writing X to that
+//	                                                             column) field_type_conflict
 //	400       line N: "invalid column name", "invalid table       line N invalid_name
 //	          name", "INVALID_TABLE_NAME"
 //	400       line N: "designated timestamp before 1970-01-01"    line N unsupported_value
@@ -94,7 +101,10 @@ var castError = regexp.MustCompile(`column: ([^;]+); cast error from protocol ty
 //	413       -                                                  sent in halves; one line alone:
 //	                                                             request_too_large
 //	401, 403  -                                                  retryable: credentials can be fixed
+//	                                                             (unauthorized_retry_max_age)
 //	404, 408  -                                                  retryable: a proxy, or /write off
+//	421       "not accepting writes"                             retryable: a read-only server or
+//	                                                             a replica, until it is not
 //	429, 5xx  (Retry-After honoured)                             retryable
 //	other 4xx -                                                  the request, permanent
 func (e *ServerError) verdict() verdict {
@@ -105,14 +115,16 @@ func (e *ServerError) verdict() verdict {
 		return verdict{tooLarge: true, reason: ReasonTooLarge}
 	case s == http.StatusBadRequest && e.Line > 0:
 		v := verdict{line: e.Line, reason: lineReason(e.Message)}
-		if m := castError.FindStringSubmatch(e.Message); m != nil {
+		// Whether a string goes into a UUID, IPV4, CHAR or other such column depends on
+		// the string, so a cast error from STRING takes out its own line only.
+		if m := castError.FindStringSubmatch(e.Message); m != nil && m[2] != "STRING" {
 			v.column, v.fromType = strings.TrimSpace(m[1]), m[2]
 		}
 		return v
 	case s == http.StatusBadRequest:
 		return verdict{reason: morse.ReasonUnableToParse}
 	case s == http.StatusUnauthorized, s == http.StatusForbidden, s == http.StatusNotFound,
-		s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s >= 500:
+		s == http.StatusRequestTimeout, s == http.StatusMisdirectedRequest, s == http.StatusTooManyRequests, s >= 500:
 		return verdict{retry: true}
 	}
 	return verdict{reason: morse.ReasonPermanent}

@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,21 @@ func parseConf(conf string) (settings, error) {
 	if s.addr == "" {
 		return settings{}, fmt.Errorf("addr is missing")
 	}
+	s.addr = withDefaultPort(s.addr, s.http)
 	return s, nil
+}
+
+// withDefaultPort adds QuestDB's port for the protocol to an address without one, as
+// QuestDB's clients do: 9000 for HTTP, 9009 for TCP.
+func withDefaultPort(addr string, http bool) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	port := defaultHTTPPort
+	if !http {
+		port = defaultTCPPort
+	}
+	return net.JoinHostPort(strings.Trim(addr, "[]"), port)
 }
 
 // confPairs splits "k=v;k=v;" into pairs, reading ";;" as a ';' in a value.
@@ -205,12 +220,9 @@ func (o *QuestDB) resolve() (settings, error) {
 	s.tls = strings.HasSuffix(o.Protocol, "s")
 	s.addr = o.Addr
 	if s.addr == "" {
-		port := defaultHTTPPort
-		if !s.http {
-			port = defaultTCPPort
-		}
-		s.addr = "localhost:" + port
+		s.addr = "localhost"
 	}
+	s.addr = withDefaultPort(s.addr, s.http)
 	return s, checkToken(s)
 }
 

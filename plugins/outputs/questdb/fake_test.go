@@ -63,6 +63,13 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 			outcome: morse.OutcomeRetry, posts: 1,
 		},
 		{
+			name: "421 from a read-only server or a replica",
+			answer: func([]byte) (int, string, http.Header) {
+				return 421, `{"code":"misdirected request","message":"not accepting writes"}`, nil
+			},
+			outcome: morse.OutcomeRetry, posts: 1,
+		},
+		{
 			name:    "a proxy's 404",
 			answer:  func([]byte) (int, string, http.Header) { return 404, "<html>not found</html>", nil },
 			outcome: morse.OutcomeRetry, posts: 1,
@@ -109,11 +116,39 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 			if tt.reason != "" {
 				requireDropped(t, err, 8, tt.reason, 0, 1, 2, 3, 4, 5, 6, 7)
 			}
+			if tt.name == "401" {
+				require.ErrorIs(t, err, morse.ErrUnauthorized, "unauthorized_retry_max_age applies")
+			}
 			var se *ServerError
 			if err != nil {
 				require.True(t, errors.As(err, &se), "%v", err)
 			}
 			require.Equal(t, tt.posts, posts)
 		})
+	}
+}
+
+// TestCastVerdicts: a cast error takes out every line that writes the same type to the
+// column, but one from STRING only its own line, since whether a string goes into a UUID,
+// IPV4 or CHAR column depends on the string.
+func TestCastVerdicts(t *testing.T) {
+	msg := func(from, to string) string {
+		return "failed to parse line protocol:errors encountered on line(s):\nerror in line 2: table: t, column: c; cast error from protocol type: " +
+			from + " to column type: " + to
+	}
+	tests := []struct {
+		from, to, column string
+	}{
+		{"LONG", "DOUBLE", "c"},
+		{"DOUBLE", "LONG", "c"},
+		{"STRING", "UUID", ""},
+		{"STRING", "IPV4", ""},
+		{"STRING", "LONG", ""},
+	}
+	for _, tt := range tests {
+		v := (&ServerError{StatusCode: 400, Line: 2, Message: msg(tt.from, tt.to)}).verdict()
+		require.Equal(t, 2, v.line)
+		require.Equal(t, morse.ReasonFieldTypeConflict, v.reason)
+		require.Equal(t, tt.column, v.column, "%s to %s", tt.from, tt.to)
 	}
 }

@@ -227,7 +227,8 @@ func (o *QuestDB) setup() error {
 		o.logger().Error("questdb: connecting again lost what the last connection kept", "error", err)
 	}
 	o.set, o.closed = s, false
-	o.ser = influx.New(influx.Options{})
+	// QuestDB takes every backslash as an escape, where InfluxDB does not.
+	o.ser = influx.New(influx.Options{BackslashEscapes: true})
 	tlsCfg, err := o.tlsConfig(s)
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ func TestRealQuestDB(t *testing.T) {
 			t.Run("one type conflict in 1000 lines", func(t *testing.T) { testConflictIn1000(t, q, p) })
 			t.Run("five tables, one fails", func(t *testing.T) { testFiveTables(t, q, p) })
 			t.Run("values QuestDB cannot take", func(t *testing.T) { testUnsupported(t, q, p) })
+			t.Run("tag values with backslashes and breaks", func(t *testing.T) { testTagValuesExact(t, q, p) })
 		})
 	}
 	t.Run("tcp/a batch QuestDB refuses", func(t *testing.T) { testPoisonBatch(t, q) })
@@ -141,3 +142,26 @@ func testUnsupported(t *testing.T, q *testserver.QuestDB, p string) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// testTagValuesExact: QuestDB takes every backslash as escaping the byte after it, where
+// InfluxDB takes one only before a comma, space or equals sign. Tag values with
+// backslashes, tabs and line breaks are stored exactly as they were.
+func testTagValuesExact(t *testing.T, q *testserver.QuestDB, p string) {
+	table := "tagvalues_" + p
+	values := []string{`C:\Windows\Temp`, `a\\b`, "tab\there", "line\nbreak", "carriage\rreturn", `end\`, `x,y z=w`}
+	batch := make([]morse.Metric, len(values))
+	for i, v := range values {
+		batch[i] = morse.NewMetric(table, []morse.Tag{{Key: "t", Value: v}},
+			[]morse.Field{{Key: "i", Value: morse.Int(int64(i))}}, now.Add(time.Duration(i)*time.Second))
+	}
+	o := newOutput(t, q, p)
+	require.NoError(t, write(t, o, batch))
+	flush(t, o)
+	q.WaitCount(t, table, int64(len(values)), waitRows)
+	res := q.MustQuery(t, "SELECT t FROM "+table+" ORDER BY i")
+	got := make([]string, len(res.Dataset))
+	for i, r := range res.Dataset {
+		got[i] = r[0].(string)
+	}
+	require.Equal(t, values, got)
+}

@@ -33,7 +33,10 @@ func TestValidName(t *testing.T) {
 		{tableName, "", false, false},
 		{tableName, strings.Repeat("x", 127), false, true},
 		{tableName, strings.Repeat("x", 128), false, false},
-		{tableName, strings.Repeat("é", 127), false, true},
+		{tableName, strings.Repeat("é", 100), false, true},  // 100 characters, 200 bytes
+		{tableName, strings.Repeat("é", 101), false, false}, // 202 bytes
+		{columnName, strings.Repeat("字", 90), false, false}, // 270 bytes: QuestDB takes, then fails
+		{columnName, "Host", false, true},
 		{tableName, `a\,b`, true, false},
 		{tableName, `a\ b`, true, true},
 		{columnName, "usage_idle", false, true},
@@ -66,6 +69,9 @@ func TestCheckLineText(t *testing.T) {
 		{`cpu,my-tag=a v=1`, false, ReasonInvalidName},
 		{`cpu usage-idle=1`, false, ReasonInvalidName},
 		{`cpu,v=x v=1`, false, ReasonInvalidName},
+		{`cpu,Host=a host=7i`, false, ReasonInvalidName}, // QuestDB's names ignore case
+		{`cpu,Host=a,host=b v=1`, false, ReasonInvalidName},
+		{`cpu v=1i,V=2i`, false, ReasonInvalidName},
 		{`a..b v=1`, false, ReasonInvalidName},
 	}
 	var keys []string
@@ -80,6 +86,10 @@ func TestCheckLineText(t *testing.T) {
 	}
 	m := morse.NewMetric("cpu", nil, []morse.Field{{Key: "u", Value: morse.Uint(math.MaxUint64)}}, time.Unix(1, 0))
 	require.Equal(t, ReasonUnsupportedValue, checkMetric(m, DefaultMaxNameLen, &keys).Reason)
+	m = morse.NewMetric("cpu", []morse.Tag{{Key: "Host", Value: "a"}}, []morse.Field{{Key: "host", Value: morse.Int(7)}}, time.Unix(1, 0))
+	require.Equal(t, ReasonInvalidName, checkMetric(m, DefaultMaxNameLen, &keys).Reason)
+	m = morse.NewMetric("cpu", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}, {Key: "V", Value: morse.Int(2)}}, time.Unix(1, 0))
+	require.Equal(t, ReasonInvalidName, checkMetric(m, DefaultMaxNameLen, &keys).Reason)
 }
 
 func TestParseConf(t *testing.T) {
@@ -93,6 +103,8 @@ func TestParseConf(t *testing.T) {
 		{conf: "http::addr=db:9000;password=semi;;colon;;;", want: settings{http: true, addr: "db:9000", password: "semi;colon;"}},
 		{conf: "tcp::addr=db:9009;request_timeout=2500;request_min_throughput=1000;max_name_len=64;protocol_version=1;", want: settings{addr: "db:9009", timeout: 2500 * time.Millisecond, minThroughput: 1000, maxNameLen: 64}},
 		{conf: "tcps::addr=db:9009;tls_roots=/ca.pem;tls_ca=pem_file;", want: settings{tls: true, addr: "db:9009", tlsRoots: "/ca.pem"}},
+		{conf: "http::addr=db;", want: settings{http: true, addr: "db:9000"}}, // QuestDB's ports by default
+		{conf: "tcp::addr=[::1];", want: settings{addr: "[::1]:9009"}},
 		{conf: "addr=db:9000;", err: "no schema"},
 		{conf: "udp::addr=db:9009;", err: `schema "udp"`},
 		{conf: "http::username=a;", err: "addr is missing"},

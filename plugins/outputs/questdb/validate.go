@@ -14,12 +14,13 @@ import (
 // over TCP it is the only way to keep such a metric from costing its batch-mates, because
 // QuestDB then closes the connection without a word, and the lines after it are lost.
 //
-//   - Table names (measurements): not empty, at most max_name_len characters, no '.' first,
-//     last or twice in a row, none of \n \r ? , ' " \ / : ) ( + * % ~, no byte below 0x10,
-//     no DEL, no U+FEFF.
+//   - Table names (measurements): not empty, at most max_name_len characters and
+//     maxNameBytes bytes, no '.' first, last or twice in a row, none of
+//     \n \r ? , ' " \ / : ) ( + * % ~, no byte below 0x10, no DEL, no U+FEFF.
 //   - Column names (tag and field keys): the same, and also no '.' and no '-' anywhere.
-//   - A tag and a field of one metric with the same key: QuestDB would keep the tag and
-//     silently drop the field.
+//   - Two columns of one metric (tags and fields) whose names differ at most in case:
+//     QuestDB's names ignore case, and it would keep the first and silently drop the other
+//     (a tag and a field with one key among them).
 //   - Unsigned integers above math.MaxInt64: a LONG cannot hold them. Those within range
 //     are written as signed integers (QuestDB 9.1.0 refuses the `u` suffix).
 //   - math.MinInt64: QuestDB's NULL for a LONG; it would read back as NULL.
@@ -31,6 +32,12 @@ import (
 
 // DefaultMaxNameLen is QuestDB's default cairo.max.file.name.length.
 const DefaultMaxNameLen = 127
+
+// maxNameBytes bounds a name in UTF-8 bytes. QuestDB counts max_name_len in characters, but
+// a name becomes a file or directory name, with a suffix (".d", "~12", a version), and file
+// systems allow 255 bytes: 90 CJK characters (270 bytes) passed QuestDB 9.1.0's own check,
+// then failed with a 500 "could not open read-write" on every attempt.
+const maxNameBytes = 200
 
 // nameKind selects the rules of validName.
 type nameKind uint8
@@ -85,7 +92,7 @@ func validName(kind nameKind, s string, escaped bool, maxLen int) bool {
 		chars++
 		prev = c
 	}
-	return chars <= maxLen
+	return chars <= maxLen && len(s) <= maxNameBytes
 }
 
 var (
@@ -113,16 +120,16 @@ func checkMetric(m morse.Metric, maxLen int, keys *[]string) *LineError {
 		if !validName(columnName, t.Key, false, maxLen) {
 			return invalidName("tag", t.Key)
 		}
-		*keys = append(*keys, t.Key)
+		if e := addColumn(keys, t.Key); e != nil {
+			return e
+		}
 	}
 	for _, f := range m.Fields() {
 		if !validName(columnName, f.Key, false, maxLen) {
 			return invalidName("field", f.Key)
 		}
-		for _, k := range *keys {
-			if k == f.Key {
-				return &LineError{Reason: ReasonInvalidName, Err: fmt.Errorf("tag and field %q share a name", f.Key)}
-			}
+		if e := addColumn(keys, f.Key); e != nil {
+			return e
 		}
 		if err := checkValue(f.Value); err != nil {
 			return valueError(f.Key, err)
@@ -138,6 +145,19 @@ func checkValue(v morse.Value) error {
 	case v.Type() == morse.TypeInt && v.Int() == math.MinInt64:
 		return errMinInt
 	}
+	return nil
+}
+
+// addColumn adds a column name to those of the metric so far, refusing one that QuestDB,
+// whose names ignore case, would take for one of them. The names are valid ones, so there
+// is nothing to unescape in line text.
+func addColumn(keys *[]string, key string) *LineError {
+	for _, k := range *keys {
+		if strings.EqualFold(k, key) {
+			return &LineError{Reason: ReasonInvalidName, Err: fmt.Errorf("columns %q and %q are one column to QuestDB, whose names ignore case", k, key)}
+		}
+	}
+	*keys = append(*keys, key)
 	return nil
 }
 
@@ -166,17 +186,17 @@ func checkLineText(lt morse.LineText, maxLen int, keys *[]string) *LineError {
 		if !validName(columnName, key, true, maxLen) {
 			return invalidName("tag", key)
 		}
-		*keys = append(*keys, key)
+		if e := addColumn(keys, key); e != nil {
+			return e
+		}
 	}
 	for fields != "" {
 		key, rest := splitUnescaped(fields, '=')
 		if !validName(columnName, key, true, maxLen) {
 			return invalidName("field", key)
 		}
-		for _, k := range *keys {
-			if k == key {
-				return &LineError{Reason: ReasonInvalidName, Err: fmt.Errorf("tag and field %q share a name", key)}
-			}
+		if e := addColumn(keys, key); e != nil {
+			return e
 		}
 		value, next := fieldValue(rest[min(1, len(rest)):])
 		if err := checkValueText(value, lt.Uints); err != nil {

@@ -28,23 +28,45 @@ const (
 	flagNonASCII
 )
 
-var keyClasses, keyFlags = func() (t [256]keyClass, f [256]uint8) {
+// keyTable says how each byte of a measurement, tag key, tag value or field key is written.
+type keyTable struct {
+	classes [256]keyClass
+	flags   [256]uint8
+}
+
+// influxKeys writes keys as InfluxDB and Telegraf do: a backslash escapes only a comma, a
+// space or an equals sign, and is otherwise the byte itself.
+var influxKeys = newKeyTable(false)
+
+// backslashKeys writes keys for a reader that takes every backslash as escaping the byte
+// after it, as QuestDB does (observed on 9.1.0: `a\tb` is stored as "atb", `C:\W` as
+// "C:W"): a backslash is written as two, and a tab, line feed, form feed or carriage return
+// as a backslash and the byte itself, which such a reader stores as that byte.
+var backslashKeys = newKeyTable(true)
+
+func newKeyTable(backslashEscapes bool) *keyTable {
+	var t keyTable
 	for c := range 0x20 {
-		t[c] = control
+		t.classes[c] = control
 	}
-	t[0x7f] = control
-	t['\t'], t['\n'], t['\f'], t['\r'] = whitespace, whitespace, whitespace, whitespace
-	t[','], t[' '] = escape, escape
-	t['='] = escapeInKey
+	t.classes[0x7f] = control
+	ws := whitespace
+	if backslashEscapes {
+		ws = escape
+		t.classes['\\'] = escape
+	}
+	t.classes['\t'], t.classes['\n'], t.classes['\f'], t.classes['\r'] = ws, ws, ws, ws
+	t.classes[','], t.classes[' '] = escape, escape
+	t.classes['='] = escapeInKey
 	for c := 0x80; c < 0x100; c++ {
-		t[c] = nonASCII
+		t.classes[c] = nonASCII
 	}
-	for c, k := range t {
-		f[c] = [...]uint8{plain: 0, escape: flagEscape, escapeInKey: flagEquals,
+	for c, k := range t.classes {
+		t.flags[c] = [...]uint8{plain: 0, escape: flagEscape, escapeInKey: flagEquals,
 			whitespace: flagAlter, control: flagAlter, nonASCII: flagNonASCII}[k]
 	}
-	return t, f
-}()
+	return &t
+}
 
 // whitespaceLetter is the letter written after a backslash for each whitespace byte, the way
 // Telegraf and InfluxDB's Go client write them.
@@ -63,7 +85,7 @@ func trimBackslashes(s string) string {
 // scanFlags ORs the flags of every byte of s. Four independent accumulators let the loads
 // overlap instead of waiting on one another, which matters because every key of every line
 // passes through here.
-func scanFlags(s string) uint8 {
+func scanFlags(s string, keyFlags *[256]uint8) uint8 {
 	var f0, f1, f2, f3 uint8
 	i := 0
 	for ; i+4 <= len(s); i += 4 {
@@ -79,7 +101,8 @@ func scanFlags(s string) uint8 {
 }
 
 // appendKey appends s escaped as a measurement (escapeEquals false) or as a tag key, tag value
-// or field key (escapeEquals true). s must already be trimmed of trailing backslashes. It
+// or field key (escapeEquals true), by table t. With influxKeys, s must already be trimmed
+// of trailing backslashes. It
 // reports whether s reads back as something else, which only whitespace, control bytes and
 // invalid UTF-8 cause: escaped commas, spaces and equals signs read back as they were.
 //
@@ -88,9 +111,10 @@ func scanFlags(s string) uint8 {
 // and the others are refused by strict parsers; they are written as the two characters `\t`,
 // `\n`, `\f` and `\r`, exactly as Telegraf does, and read back as those two characters. Any
 // other control byte and each run of invalid UTF-8 become U+FFFD, so that every line we write
-// is accepted by InfluxDB and by the strict parser of line-protocol/v2 alike.
-func appendKey(dst []byte, s string, escapeEquals bool) ([]byte, bool) {
-	f := scanFlags(s)
+// is accepted by InfluxDB and by the strict parser of line-protocol/v2 alike. backslashKeys
+// differs as it says.
+func appendKey(dst []byte, s string, escapeEquals bool, t *keyTable) ([]byte, bool) {
+	f := scanFlags(s, &t.flags)
 	if !escapeEquals {
 		f &^= flagEquals
 	}
@@ -100,7 +124,7 @@ func appendKey(dst []byte, s string, escapeEquals bool) ([]byte, bool) {
 	altered := f&flagAlter != 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		switch keyClasses[c] {
+		switch t.classes[c] {
 		case plain:
 			dst = append(dst, c)
 		case escape:
@@ -178,4 +202,13 @@ func appendStringValue(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// trim removes trailing backslashes where the reader cannot take them (influxKeys); a reader
+// that takes every backslash as an escape reads a doubled one back.
+func (s *Serializer) trim(x string) string {
+	if s.keys == backslashKeys {
+		return x
+	}
+	return trimBackslashes(x)
 }

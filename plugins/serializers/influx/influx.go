@@ -82,6 +82,13 @@ type Options struct {
 	// SkippedFields, when set, is incremented for every field that is left out, in addition
 	// to the serializer's own count.
 	SkippedFields *selfstat.Counter
+	// BackslashEscapes writes names, keys and tag values for a reader that takes every
+	// backslash as escaping the byte after it, as QuestDB does, where InfluxDB takes one only
+	// before a comma, space or equals sign: a backslash is written as two (and a trailing
+	// one kept), and a tab, line feed, form feed or carriage return as a backslash and the
+	// byte itself. Line metrics are written as they are: their text already follows that
+	// rule (morse.NewLineMetric).
+	BackslashEscapes bool
 }
 
 // Serializer encodes metrics as line protocol. It holds no per-call state, so one Serializer
@@ -93,6 +100,7 @@ type Serializer struct {
 	maxLine   int
 	counter   *selfstat.Counter
 	skipped   atomic.Int64
+	keys      *keyTable
 }
 
 // New returns a Serializer with the given options.
@@ -101,7 +109,11 @@ func New(opts Options) *Serializer {
 	if p <= 0 {
 		p = 1
 	}
-	s := &Serializer{precision: p, uint: opts.UintSupport, floatFmt: 'g', maxLine: opts.MaxLineBytes, counter: opts.SkippedFields}
+	s := &Serializer{precision: p, uint: opts.UintSupport, floatFmt: 'g', maxLine: opts.MaxLineBytes,
+		counter: opts.SkippedFields, keys: influxKeys}
+	if opts.BackslashEscapes {
+		s.keys = backslashKeys
+	}
 	if opts.DecimalFloats {
 		s.floatFmt = 'f'
 	}
@@ -146,7 +158,7 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 		}
 		m = m.Expanded()
 	}
-	name := trimBackslashes(m.Name())
+	name := s.trim(m.Name())
 	switch {
 	case name == "":
 		return dst, s.fail(ErrEmptyName, m)
@@ -155,14 +167,14 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 	}
 
 	start := len(dst)
-	dst, _ = appendKey(dst, name, false)
+	dst, _ = appendKey(dst, name, false, s.keys)
 	nameEnd := len(dst)
-	dst, altered := appendTags(dst, m.Tags(), false)
+	dst, altered := s.appendTags(dst, m.Tags(), false)
 	if altered {
 		// A key changed on the way out (a trailing backslash removed, a control byte
 		// replaced), so two distinct keys may now read the same, which InfluxDB refuses as
 		// "duplicate tags". This rare path writes the tags again, keeping the first of equals.
-		dst, _ = appendTags(dst[:nameEnd], m.Tags(), true)
+		dst, _ = s.appendTags(dst[:nameEnd], m.Tags(), true)
 	}
 	dst, written := s.appendFields(dst, start, len(dst), m.Fields(), footer)
 	if written == 0 {
@@ -174,25 +186,25 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 // appendTags appends the tag set after the measurement, which ends dst. With dedup it leaves
 // out a tag whose written key equals one written before. It reports whether any key was
 // altered on the way out, which is when written keys can collide.
-func appendTags(dst []byte, tags []morse.Tag, dedup bool) ([]byte, bool) {
+func (s *Serializer) appendTags(dst []byte, tags []morse.Tag, dedup bool) ([]byte, bool) {
 	altered := false
 	first := len(dst)
 	for _, tag := range tags {
-		k, v := trimBackslashes(tag.Key), trimBackslashes(tag.Value)
+		k, v := s.trim(tag.Key), s.trim(tag.Value)
 		if k == "" || v == "" {
 			continue
 		}
 		mark := len(dst)
 		dst = append(dst, ',')
 		var changed bool
-		dst, changed = appendKey(dst, k, true)
+		dst, changed = appendKey(dst, k, true, s.keys)
 		altered = altered || changed || len(k) != len(tag.Key)
 		if dedup && hasTagKey(dst[first:mark], dst[mark+1:]) {
 			dst = dst[:mark]
 			continue
 		}
 		dst = append(dst, '=')
-		dst, _ = appendKey(dst, v, true)
+		dst, _ = appendKey(dst, v, true, s.keys)
 	}
 	return dst, altered
 }
@@ -233,7 +245,7 @@ func (s *Serializer) appendFields(dst []byte, start, headerEnd int, fields []mor
 	lineStart, onLine, written := start, 0, 0
 	var skipped int64
 	for _, f := range fields {
-		key := trimBackslashes(f.Key)
+		key := s.trim(f.Key)
 		if key == "" || !writable(f.Value) {
 			skipped++
 			continue
@@ -289,7 +301,7 @@ func writable(v morse.Value) bool {
 
 // appendField appends key=value for a value that writable accepted.
 func (s *Serializer) appendField(dst []byte, key string, v morse.Value) []byte {
-	dst, _ = appendKey(dst, key, true)
+	dst, _ = appendKey(dst, key, true, s.keys)
 	dst = append(dst, '=')
 	switch v.Type() {
 	case morse.TypeFloat:

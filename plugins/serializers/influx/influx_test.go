@@ -334,3 +334,32 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	require.EqualValues(t, workers*each, s.SkippedFields())
 }
+
+// TestBackslashEscapes: for a reader that takes every backslash as an escape (QuestDB), a
+// backslash is doubled and kept at the end, and tab and line breaks are escaped raw; commas,
+// spaces and equals signs as always; line metrics go as they are.
+func TestBackslashEscapes(t *testing.T) {
+	s := influx.New(influx.Options{BackslashEscapes: true})
+	tm := time.Unix(1, 0)
+	tests := []struct {
+		name string
+		m    morse.Metric
+		want string
+	}{
+		{"backslashes", morse.NewMetric("m", []morse.Tag{{Key: "p", Value: `C:\Temp\`}}, []morse.Field{{Key: "v", Value: morse.Int(1)}}, tm),
+			`m,p=C:\\Temp\\ v=1i 1000000000` + "\n"},
+		{"whitespace", morse.NewMetric("m", []morse.Tag{{Key: "p", Value: "a\tb\nc\rd\fe"}}, []morse.Field{{Key: "v", Value: morse.Int(1)}}, tm),
+			"m,p=a\\\tb\\\nc\\\rd\\\fe v=1i 1000000000\n"},
+		{"separators", morse.NewMetric("m", []morse.Tag{{Key: "p", Value: "x,y z=w"}}, []morse.Field{{Key: "v", Value: morse.Int(1)}}, tm),
+			`m,p=x\,y\ z\=w v=1i 1000000000` + "\n"},
+		{"a line metric as it is", morse.NewLineMetric(morse.LineText{Text: `m,p=x\,y v=1i`}, tm),
+			`m,p=x\,y v=1i 1000000000` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.AppendMetric(nil, tt.m)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, string(got))
+		})
+	}
+}
