@@ -23,8 +23,9 @@ type answer struct {
 	// lineErrors counts the entries of an InfluxDB 3 partial write's "data", one per line
 	// it rejected; -1 when the body had none (or was too long to read whole).
 	lineErrors int
-	// firstLineError is the "error_message" of the first entry.
-	firstLineError string
+	// rejected are those entries, one per distinct line number, in the server's order, so
+	// that each line is counted under its own reason and at its own position.
+	rejected []lineError
 }
 
 // lineError is one entry of InfluxDB 3's "data": a line it rejected.
@@ -61,10 +62,8 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 		a.code = v.Code
 		a.msg = clip(v.Message + v.Error)
 		if v.Data != nil {
-			a.lineErrors = countLines(v.Data)
-			if len(v.Data) > 0 {
-				a.firstLineError = clip(v.Data[0].ErrorMessage)
-			}
+			a.rejected = distinctLines(v.Data)
+			a.lineErrors = len(a.rejected)
 		}
 		return a
 	}
@@ -75,14 +74,21 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 	return a
 }
 
-// countLines counts the distinct lines of InfluxDB 3's list: a line is listed once, but
-// counting line numbers keeps a line that were listed twice from being counted twice.
-func countLines(data []lineError) int {
+// distinctLines keeps the first entry of each line of InfluxDB 3's list: a line is listed
+// once, but keeping line numbers distinct keeps a line listed twice from being counted
+// twice.
+func distinctLines(data []lineError) []lineError {
 	seen := make(map[int]struct{}, len(data))
+	out := data[:0]
 	for _, e := range data {
+		if _, dup := seen[e.LineNumber]; dup {
+			continue
+		}
 		seen[e.LineNumber] = struct{}{}
+		e.ErrorMessage = clip(e.ErrorMessage)
+		out = append(out, e)
 	}
-	return len(seen)
+	return out
 }
 
 func clip(s string) string {

@@ -28,6 +28,9 @@ const (
 	v2Forbidden = `{"code":"forbidden","message":"insufficient permissions for write"}`
 	// v2.9.1 http/write_handler.go: any other error of the points writer (500).
 	v2Engine = `{"code":"internal error","message":"unexpected error writing points to database: engine: cache-max-memory-size exceeded: (1073741900/1073741824)"}`
+	// v2.0.0 to v2.0.3 http/write_handler.go: a partial write of the engine wrapped as
+	// EInternal (500), "unexpected error writing points to database"; 422 since v2.0.4.
+	v203TypeConflict = `{"code":"internal error","message":"unexpected error writing points to database: partial write: field type conflict: input field \"v\" on measurement \"m\" is type string, already exists as type float dropped=1"}`
 	// v2.9.1 http/points/points_parser.go: gzip.ErrChecksum as "invalid".
 	v2BadChecksum = `{"code":"invalid","message":"unable to read data: gzip: invalid checksum"}`
 
@@ -50,4 +53,15 @@ const (
 	v18TypeConflict = `{"error":"partial write: field type conflict: input field \"v\" on measurement \"m\" is type string, already exists as type float dropped=1"}`
 	v18NoDatabase   = `{"error":"database not found: \"nope\""}`
 	v18ParsePartial = `{"error":"partial write: unable to parse 'p v=2 garbage': bad timestamp dropped=0"}`
+	// 1.x names each line it could not parse on a line of its own, and never counts them in N.
+	v18ParsePartial2 = `{"error":"partial write: unable to parse 'p v=2 garbage': bad timestamp\nunable to parse 'p v=': missing field value dropped=0"}`
+	// 1.x with no line parsed at all: nothing stored, and nothing left to store.
+	v18ParseError = `{"error":"unable to parse 'p v=': missing field value"}`
+	// 1.x refusing a whole write for a type conflict (outputs.influxdb's classifier).
+	v18ConflictRefused = `{"error":"field type conflict: input field \"v\" on measurement \"m\" is type string, already exists as type float"}`
+
+	// morse's influxdb_listener (plugins/inputs/influxdb_listener/write.go outcome.message):
+	// dropped=N counts every rejected line, and the first is quoted after "line K: ".
+	listenerPartial = `{"error":"partial write: line 4: unable to parse 'm v=': missing field value (1 of 10 lines rejected) dropped=1"}`
+	listenerRefused = `{"error":"unable to parse 'm v=': missing field value (line 1; 10 of 10 lines rejected)"}`
 )

@@ -20,6 +20,7 @@ type verdict struct {
 	dropped    int           // of a partial write
 	retryAfter time.Duration // of a retryable error
 	split      bool          // writePiece writes the halves (413, or a partial write without a count)
+	rejected   bool          // refused whole because of some lines: the batch writer isolates them
 }
 
 func verdictOf(err error) verdict {
@@ -36,6 +37,8 @@ func verdictOf(err error) verdict {
 		v.retryAfter = re.RetryAfter
 	}
 	v.split = errors.Is(err, errTooLarge) || errors.Is(err, errUncounted)
+	var rej *morse.RejectedError
+	v.rejected = errors.As(err, &rej)
 	return v
 }
 
@@ -49,6 +52,11 @@ func permV(reason string) verdict { return verdict{outcome: morse.OutcomeDropped
 
 func partV(reason string, n int) verdict {
 	return verdict{outcome: morse.OutcomePartial, reason: reason, dropped: n}
+}
+
+// rejV is the verdict of a request refused whole because of some of its lines.
+func rejV(reason string) verdict {
+	return verdict{outcome: morse.OutcomeDropped, reason: reason, rejected: true}
 }
 
 // classifyCases are answers and what classify must make of them.
@@ -69,7 +77,9 @@ var classifyCases = []struct {
 	{"2.x bucket not found", 404, nil, v2BucketNotFound, permV(ReasonBucketNotFound)},
 	{"2.x no bucket", 404, nil, `{"code":"not found","message":"bucket not found"}`, permV(ReasonBucketNotFound)},
 	{"2.x organization not found", 404, nil, v2OrgNotFound, permV(ReasonOrganizationNotFound)},
-	{"2.x parse error", 400, nil, v2ParseError, permV(morse.ReasonUnableToParse)},
+	{"2.x parse error: the bad lines are isolated", 400, nil, v2ParseError, rejV(morse.ReasonUnableToParse)},
+	{"2.0.3 partial write as 500", 500, nil, v203TypeConflict, partV(morse.ReasonFieldTypeConflict, 1)},
+	{"500 partial write without a count is retried", 500, nil, `{"code":"internal error","message":"partial write: something"}`, retryV(0)},
 	{"2.x bad checksum", 400, nil, v2BadChecksum, permV(ReasonInvalid)},
 	{"2.x too large", 413, nil, v2TooLarge, verdict{outcome: morse.OutcomeDropped, reason: ReasonTooLarge, split: true}},
 	{"2.x unauthorized", 401, nil, v2Unauthorized, retryV(0)},
@@ -84,13 +94,18 @@ var classifyCases = []struct {
 	{"401 with Retry-After", 401, []string{"Retry-After", "30"}, v2Unauthorized, retryV(30 * time.Second)},
 
 	{"3.x partial without a count", 500, nil, v3PartialUncounted, verdict{outcome: morse.OutcomeDropped, reason: ReasonPartialWrite, split: true}},
-	{"3.x partial with its lines", 400, nil, v3PartialListed, partV(morse.ReasonFieldTypeConflict, 2)},
+	{"3.x partial with its lines: the first line's reason first", 400, nil, v3PartialListed, partV(morse.ReasonFieldTypeConflict, 1)},
 	{"3.x schema limit", 422, nil, v3PartialLimit, partV(ReasonSchemaLimit, 1)},
 	{"3.x unauthorized", 401, nil, v3Unauthorized, retryV(0)},
 
 	{"1.8 type conflict", 400, nil, v18TypeConflict, partV(morse.ReasonFieldTypeConflict, 1)},
 	{"1.8 no database", 404, nil, v18NoDatabase, permV(ReasonBucketNotFound)},
 	{"1.8 parse clause counted", 400, nil, v18ParsePartial, partV(morse.ReasonUnableToParse, 1)},
+	{"1.8 parse clauses counted, one per line", 400, nil, v18ParsePartial2, partV(morse.ReasonUnableToParse, 2)},
+	{"1.8 parse error: no line parsed", 400, nil, v18ParseError, permV(morse.ReasonUnableToParse)},
+	{"1.8 type conflict refusing the write", 400, nil, v18ConflictRefused, rejV(morse.ReasonFieldTypeConflict)},
+	{"listener partial: dropped=N is exact", 400, nil, listenerPartial, partV(morse.ReasonUnableToParse, 1)},
+	{"listener: no line accepted", 400, nil, listenerRefused, permV(morse.ReasonUnableToParse)},
 	{"1.8 partial without a count", 400, nil, `{"error":"partial write: something"}`, verdict{outcome: morse.OutcomeDropped, reason: ReasonPartialWrite, split: true}},
 
 	{"a proxy's 404 page", 404, nil, "404 page not found", retryV(0)},

@@ -304,7 +304,9 @@ func TestV3UncountedPartialWrite(t *testing.T) {
 	}
 }
 
-// TestV3ListedPartialWrite: InfluxDB 3.0 to 3.4 list the lines they rejected; one request.
+// TestV3ListedPartialWrite: InfluxDB 3.0 to 3.4 list the lines they rejected, each with
+// its 1-based line number and its own message; one request, and each line counted under its
+// own reason at its own position.
 func TestV3ListedPartialWrite(t *testing.T) {
 	rec, url := record(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = bodyLines(t, r)
@@ -312,8 +314,17 @@ func TestV3ListedPartialWrite(t *testing.T) {
 	}))
 	o := connected(t, url)
 	err := o.Write(ctxT(t), numbered(t, 10))
-	require.Equal(t, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 2}, verdictOf(err))
+	require.Equal(t, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1}, verdictOf(err))
 	require.Len(t, rec.requests(), 1)
+	var pw *morse.PartialWriteError
+	require.ErrorAs(t, err, &pw)
+	require.Equal(t, []int{1}, pw.Indices, "line_number 2")
+	require.Len(t, pw.More, 1)
+	require.Equal(t, morse.ReasonUnableToParse, pw.More[0].Reason, "No fields were provided")
+	require.Equal(t, []int{4}, pw.More[0].Indices, "line_number 5")
+	written, dropped := pw.Split(10)
+	require.Equal(t, 8, written)
+	require.Equal(t, 2, dropped)
 }
 
 // TestAnswersEndToEnd sends a batch to a sink that gives one InfluxDB answer, and checks what
@@ -332,7 +343,8 @@ func TestAnswersEndToEnd(t *testing.T) {
 		{"422 type conflict", 422, "", v2TypeConflict, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1}},
 		{"422 retention", 422, "", v2Retention, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonBeyondRetention, dropped: 2}},
 		{"404 bucket", 404, "", v2BucketNotFound, verdict{outcome: morse.OutcomeDropped, reason: ReasonBucketNotFound}},
-		{"400 parse", 400, "", v2ParseError, verdict{outcome: morse.OutcomeDropped, reason: morse.ReasonUnableToParse}},
+		{"400 parse", 400, "", v2ParseError, rejV(morse.ReasonUnableToParse)},
+		{"500 partial write (2.0.3)", 500, "", v203TypeConflict, partV(morse.ReasonFieldTypeConflict, 1)},
 		{"400 type conflict (1.8)", 400, "", v18TypeConflict, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1}},
 		{"500 engine", 500, "", v2Engine, verdict{outcome: morse.OutcomeRetry}},
 	} {

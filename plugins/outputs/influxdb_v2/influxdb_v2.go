@@ -4,8 +4,10 @@
 //
 // Every answer is sorted into what the agent must do with the batch (see classify.go and
 // testdata/influxdb/v2-answers.md, which cites the servers' sources): keep it and retry,
-// drop it, or count a partial write exactly. A batch is split into one request per bucket
-// when bucket_tag is set, and into halves when the server says a request is too large.
+// drop it, count a partial write exactly, or have the agent's batch writer find the lines
+// for which InfluxDB 2 refused a whole request (morse.RejectedError) and write the rest. A
+// batch is split into one request per bucket when bucket_tag is set, and into halves when
+// the server says a request is too large.
 package influxdbv2
 
 import (
@@ -114,6 +116,7 @@ var (
 	_ morse.LoggerSetter     = (*InfluxDBv2)(nil)
 	_ morse.ConcurrentWriter = (*InfluxDBv2)(nil)
 	_ morse.LineWriter       = (*InfluxDBv2)(nil)
+	_ morse.WriteTimeouter   = (*InfluxDBv2)(nil)
 )
 
 // SetLogger gives the output the engine's logger.

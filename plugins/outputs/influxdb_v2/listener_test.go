@@ -166,3 +166,34 @@ func TestListenerToken(t *testing.T) {
 	require.NoError(t, right.Write(ctxT(t), batch))
 	require.NoError(t, acc.Wait(ctxT(t), len(batch)))
 }
+
+// TestListenerUnparsableLines sends lines the listener cannot parse. It stores the others and
+// answers "partial write: line K: unable to parse '...' (k of n lines rejected) dropped=k",
+// whose k is exact and whose reason follows "line K: "; with no line accepted, the whole
+// request is refused for good, with nothing to search for.
+func TestListenerUnparsableLines(t *testing.T) {
+	ts := time.Unix(1_700_000_000, 0)
+	good := func(v float64) morse.Metric {
+		return metric(t, "m", nil, map[string]any{"v": v}, ts.Add(time.Duration(v)))
+	}
+	bad := morse.NewLineMetric(morse.LineText{Text: "m v="}, ts)
+	for _, tc := range []struct {
+		name  string
+		batch []morse.Metric
+		want  verdict
+		store int
+	}{
+		{"one bad of four", []morse.Metric{good(1), bad, good(2), good(3)}, partV(morse.ReasonUnableToParse, 1), 3},
+		{"two bad of four", []morse.Metric{bad, good(1), bad, good(2)}, partV(morse.ReasonUnableToParse, 2), 2},
+		{"every line bad", []morse.Metric{bad, bad}, permV(morse.ReasonUnableToParse), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, acc := startListener(t)
+			o := connected(t, url)
+			err := o.Write(ctxT(t), tc.batch)
+			require.Equal(t, tc.want, verdictOf(err), "%v", err)
+			require.NoError(t, acc.Wait(ctxT(t), tc.store))
+			require.Equal(t, tc.store, acc.NMetrics())
+		})
+	}
+}
