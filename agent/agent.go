@@ -14,7 +14,6 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -68,6 +67,9 @@ type Agent struct {
 	inputs   []*runningInput
 	outputs  []*runningOutput
 	retiring sync.WaitGroup // outputs that a reload removed, still flushing
+	// deadLetters holds the open dead-letter files, which a reload's old and new instances
+	// of an output share.
+	deadLetters deadLetterFiles
 
 	// clock is the coarse clock given to processors that read the time per metric; Run
 	// runs it while one of them uses it.
@@ -201,13 +203,11 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 	opts.BufferMaxBytes, opts.BufferMaxAge = a.memoryBounds(oc)
 	opts.HighWater, opts.LowWater = oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig).WaterMarks()
 	if path := oc.Common.DeadLetterFile; path != "" {
-		// The dead letter keeps every type: unsigned integers stay `u`, as they arrived.
-		ser := influx.New(influx.Options{UintSupport: true})
-		dl, err := batch.OpenDeadLetterFile(path, int64(oc.Common.DeadLetterMaxSize), ser.AppendMetric)
+		dl, release, err := a.deadLetters.open(path, int64(oc.Common.DeadLetterMaxSize))
 		if err != nil {
 			return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
 		}
-		ro.deadLetter, opts.DeadLetter = dl, dl
+		ro.deadLetter, ro.releaseDeadLetter, opts.DeadLetter = dl, release, dl
 	}
 	w, err := batch.NewWriter(oc.Plugin, opts)
 	if err != nil {
@@ -311,7 +311,11 @@ func (a *Agent) closeOutputs(outputs []*runningOutput) error {
 		if ro.w == nil {
 			continue
 		}
-		wg.Go(func() { errs[i] = errors.Join(ro.w.Close(ctx), ro.closeDeadLetter()) })
+		wg.Go(func() {
+			// The writer first: its Close dead-letters what it leaves at shutdown.
+			err := ro.w.Close(ctx)
+			errs[i] = errors.Join(err, ro.closeDeadLetter())
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

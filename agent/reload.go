@@ -15,16 +15,20 @@ type runningOutput struct {
 	cfg        *config.OutputConfig
 	w          *batch.Writer
 	deadLetter *batch.DeadLetterFile // nil without dead_letter_file
-	bufferDir  string                // the disk buffer's directory; "" for memory
+	// releaseDeadLetter gives back the output's hold on its dead-letter file, which may be
+	// shared with the output that replaces it in a reload (deadLetterFiles).
+	releaseDeadLetter func() error
+	bufferDir         string // the disk buffer's directory; "" for memory
 }
 
-// closeDeadLetter closes the output's dead-letter file, once its writer is closed.
+// closeDeadLetter lets go of the output's dead-letter file once its writer is closed: the
+// writer's Close drops what is left at shutdown, and that goes to the dead letter too.
 func (ro *runningOutput) closeDeadLetter() error {
-	if ro.deadLetter == nil {
+	if ro.releaseDeadLetter == nil {
 		return nil
 	}
-	err := ro.deadLetter.Close()
-	ro.deadLetter = nil
+	err := ro.releaseDeadLetter()
+	ro.deadLetter, ro.releaseDeadLetter = nil, nil
 	return err
 }
 

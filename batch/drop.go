@@ -65,12 +65,21 @@ func (d *dropper) lose(ev DropEvent) {
 		}
 	}
 	if d.deadLetter != nil && deadLettered(ev.Reason) {
-		if err := d.deadLetter.Write(ev); err != nil {
-			d.dlErrs.Log(d.log, slog.LevelError, "dead letter: could not keep refused metrics", "metrics", ev.Count, "error", err)
-		}
+		d.keep(ev)
 	}
 	if d.hook != nil {
 		d.hook(ev)
+	}
+}
+
+// keep hands ev to the dead letter and counts, by metric, what it could not keep and what
+// its bound removed, so that every dropped metric is in the file or in a counter.
+func (d *dropper) keep(ev DropEvent) {
+	res, err := d.deadLetter.Write(ev)
+	d.stats.deadLettered(res)
+	if err != nil {
+		d.dlErrs.Log(d.log, slog.LevelError, "dead letter: could not keep every dropped metric",
+			"reason", ev.Reason, "metrics", len(ev.Metrics), "not_kept", res.Failed, "error", err)
 	}
 }
 

@@ -3,8 +3,8 @@ package batch
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -25,8 +25,14 @@ type flusher struct {
 	stats     *outputStats
 	gate      *flowgate.Gate  // told of the buffer's size and of the sink's health
 	writing   busy.Since      // a round of writes in flight
-	inFlight  atomic.Int64    // metrics in the round of writes in flight
 	logRetry  func(err error) // logs a failure that will be retried, throttled
+	log       *slog.Logger
+
+	// mu orders the end of a round of writes against Close giving up on it (abandon), so
+	// that each batch is booked once: by settle, or by Close as lost at shutdown.
+	mu        sync.Mutex
+	inRound   bool // a round of writes is in flight
+	abandoned bool // Close gave up on the flush loop: no round starts or settles any more
 }
 
 // flight is one batch being written and the result of its write.
@@ -51,20 +57,21 @@ func newFlusher(buf Buffer, send sender, batchSize, maxInFlight int) *flusher {
 // to maxInFlight batches are written at once.
 func (f *flusher) flush(ctx context.Context) error {
 	for todo := f.buf.Len(); todo > 0; {
-		n := f.take(&todo)
+		n := f.begin(&todo)
 		if n == 0 {
 			return nil
 		}
 		// A memory buffer has room again as soon as the batches are taken: let the
 		// sources that wait for it go on while the batches are written.
 		f.gate.Observe(f.buf.Len())
-		f.inFlight.Store(int64(todoTaken(f.flights[:n])))
 		f.writing.Start(time.Now())
 		f.write(ctx, f.flights[:n])
 		f.writing.Done()
-		f.inFlight.Store(0)
-		err := f.settle(f.flights[:n])
+		settled, err := f.end(f.flights[:n])
 		release(f.flights[:n])
+		if !settled {
+			return nil // Close booked the round; its context is cancelled, so the loop ends
+		}
 		// A sink that answered is keeping up; one that must be retried is not, and its
 		// buffer evicts rather than holding sources back while it backs off.
 		f.gate.SetHealthy(err == nil)
@@ -78,6 +85,61 @@ func (f *flusher) flush(ctx context.Context) error {
 	return nil
 }
 
+// begin starts a round: it takes batches out of the buffer unless Close has given up on the
+// flush loop, and returns how many.
+func (f *flusher) begin(todo *int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.abandoned {
+		return 0
+	}
+	n := f.take(todo)
+	f.inRound = n > 0
+	return n
+}
+
+// end books a round whose writes have all returned and reports true, unless Close booked
+// it already: then its metrics were counted as lost at shutdown, and are not counted again
+// whatever the writes answered. A write that succeeded after all is logged, in one line for
+// the round (no round starts after it), since those metrics may be stored although they
+// were counted as dropped.
+func (f *flusher) end(fs []flight) (settled bool, retryErr error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inRound = false
+	if !f.abandoned {
+		return true, f.settle(fs)
+	}
+	stored := 0
+	for i := range fs {
+		if morse.Classify(fs[i].err) == morse.OutcomeWritten {
+			stored += len(fs[i].batch)
+		}
+	}
+	if stored > 0 {
+		f.log.Warn("a write abandoned at shutdown succeeded after all: its metrics, booked at shutdown as not "+
+			"written (dropped and dead-lettered, or kept by a disk buffer), may be stored too", "metrics", stored)
+	}
+	return false, nil
+}
+
+// abandon is Close giving up on the flush loop. It returns a copy of the metrics of the
+// round in flight, if any, which the caller then books, or nil when no round is in flight:
+// the last one was booked by settle, and no other will start.
+func (f *flusher) abandon() []morse.Metric {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.abandoned = true
+	if !f.inRound {
+		return nil
+	}
+	var ms []morse.Metric
+	for i := range f.flights {
+		ms = append(ms, f.flights[i].batch...) // the writes only read them
+	}
+	return ms
+}
+
 // take takes up to maxInFlight batches of what is left to do out of the buffer.
 func (f *flusher) take(todo *int) int {
 	n := 0
@@ -89,14 +151,6 @@ func (f *flusher) take(todo *int) int {
 		}
 		*todo -= len(fl.batch)
 		n++
-	}
-	return n
-}
-
-func todoTaken(fs []flight) int {
-	n := 0
-	for i := range fs {
-		n += len(fs[i].batch)
 	}
 	return n
 }

@@ -30,6 +30,10 @@ type outputStats struct {
 	rejected                          *selfstat.Counter // the part of dropped the sink refused
 	writeErrors, writeTimeNs          *selfstat.Counter
 	bufferFull                        *selfstat.Counter // the one reason on the hot path, kept at hand
+	// deadLetterFailed and deadLetterRemoved count, by metric, the dropped metrics that the
+	// dead letter could not keep and the ones its bound removed; nil without a dead letter,
+	// so that an output without one reports Telegraf's fields alone.
+	deadLetterFailed, deadLetterRemoved *selfstat.Counter
 	// totals, when set, add this output's counts to the agent's (internal_agent).
 	totals *Totals
 
@@ -93,6 +97,22 @@ func (s *outputStats) drop(reason string, n int) {
 		return
 	}
 	s.reasonCounter(reason).Add(int64(n))
+}
+
+// withDeadLetter adds the dead letter's counters, dead_letter_failed and
+// dead_letter_removed, to internal_write.
+func (s *outputStats) withDeadLetter() {
+	s.deadLetterFailed = s.series.Counter("dead_letter_failed")
+	s.deadLetterRemoved = s.series.Counter("dead_letter_removed")
+}
+
+// deadLettered counts what the dead letter did with one event.
+func (s *outputStats) deadLettered(r DeadLetterResult) {
+	if s.deadLetterFailed == nil {
+		return
+	}
+	s.deadLetterFailed.Add(int64(r.Failed))
+	s.deadLetterRemoved.Add(r.Removed)
 }
 
 // wrote counts n metrics that the sink stored.
@@ -167,6 +187,9 @@ type Stats struct {
 	BufferLimit     int
 	BufferBytes     int64         // bytes the buffer holds, for a buffer that knows (BufferGauges)
 	BufferOldestAge time.Duration // how long the oldest metric has waited, likewise
+	// DeadLetterFailed counts the dropped metrics the dead letter could not keep, and
+	// DeadLetterRemoved the ones its bound removed from it since the writer started.
+	DeadLetterFailed, DeadLetterRemoved int64
 }
 
 func (s *outputStats) snapshot() Stats {
@@ -175,6 +198,9 @@ func (s *outputStats) snapshot() Stats {
 		Added: s.added.Get(), Written: s.written.Get(), Dropped: s.dropped.Get(),
 		Filtered: s.filtered.Get(), WriteErrors: s.writeErrors.Get(),
 		BufferLimit: int(s.bufferLimit.Get()), DroppedByReason: map[string]int64{},
+	}
+	if s.deadLetterFailed != nil {
+		st.DeadLetterFailed, st.DeadLetterRemoved = s.deadLetterFailed.Get(), s.deadLetterRemoved.Get()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -99,7 +99,10 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	w.stats = newOutputStats(opts.Stats, withID(tags, opts.ID))
 	w.stats.setTotals(opts.Totals)
 	w.drops = newDropper(cmp.Or(opts.Alias, opts.Name), w.stats, opts.OnDrop, log)
-	w.drops.deadLetter = opts.DeadLetter
+	if opts.DeadLetter != nil {
+		w.drops.deadLetter = opts.DeadLetter
+		w.stats.withDeadLetter()
+	}
 	buf, err := w.newBuffer()
 	if err != nil {
 		return nil, fmt.Errorf("batch writer %s: buffer: %w", opts.Name, err)
@@ -117,7 +120,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 		maxAge: opts.RetryMaxAge, unauthMaxAge: opts.UnauthorizedRetryMaxAge,
 	}
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
-	w.flusher.drops, w.flusher.stats, w.flusher.logRetry = w.drops, w.stats, w.logRetry
+	w.flusher.drops, w.flusher.stats, w.flusher.logRetry, w.flusher.log = w.drops, w.stats, w.logRetry, log
 	w.gate = newGate(opts, buf, w.sched)
 	w.flusher.gate = w.gate
 
@@ -304,11 +307,28 @@ func (w *Writer) awaitFlushLoop() {
 	select {
 	case <-w.done:
 	case <-t.C:
-		n := int(w.flusher.inFlight.Load())
-		w.log.Error("a write ignored its cancellation; closing without it", "waited", abandonAfter, "metrics", n)
-		w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: n,
-			Err: fmt.Errorf("output %s: a write ignored its cancellation for %s", w.opts.Name, abandonAfter)})
+		w.abandonFlight()
 	}
+}
+
+// abandonFlight gives up on a flush loop whose write ignores its cancellation, and books
+// the round in flight now, once: the flusher will not book it again when the write returns
+// (flusher.end). Its metrics are counted as dropped at shutdown, and dead-lettered, even
+// though a write that returns later may still store them: so written + dropped stays equal
+// to added, and the operator learns of the doubt from a log line. A persistent buffer keeps
+// a batch in flight for the next start (PersistentBuffer.Close), so nothing is dropped then.
+func (w *Writer) abandonFlight() {
+	ms := w.flusher.abandon()
+	if len(ms) == 0 {
+		return // the round ended meanwhile and was booked; no other will start
+	}
+	w.log.Error("a write ignored its cancellation; closing without it", "waited", abandonAfter, "metrics", len(ms))
+	if _, ok := w.buf.(PersistentBuffer); ok {
+		return
+	}
+	morse.SettleTracked(ms, false)
+	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms,
+		Err: fmt.Errorf("output %s: a write ignored its cancellation for %s", w.opts.Name, abandonAfter)})
 }
 
 // dropLeft takes what the buffer still holds out of it and reports it lost.

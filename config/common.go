@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"reflect"
 	"time"
 
@@ -311,4 +312,36 @@ func fromAgent(inherited bool) string {
 		return ", from [agent]"
 	}
 	return ""
+}
+
+// sharedDeadLetterFiles reports each output whose dead_letter_file another output before it
+// already names. Each output rotates its file on its own, so with two writers on one path
+// the second appends to a file the first has rotated away and then removes it, losing
+// metrics that no counter knows of.
+func sharedDeadLetterFiles(outputs []*Plugin) Errors {
+	var errs Errors
+	first := map[string]*Plugin{}
+	for _, p := range outputs {
+		path := p.Output.DeadLetterFile
+		if path == "" {
+			continue
+		}
+		key := DeadLetterKey(path)
+		if q, ok := first[key]; ok {
+			errs = append(errs, p.Errorf("dead_letter_file", "%q is already the dead_letter_file of %s (%s): "+
+				"give each output a file of its own", path, q.ID(), q.Source()))
+			continue
+		}
+		first[key] = p
+	}
+	return errs
+}
+
+// DeadLetterKey names a dead-letter file so that two spellings of one path, relative or
+// absolute, compare equal.
+func DeadLetterKey(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
 }

@@ -297,6 +297,7 @@ func (l *loader) finish() {
 		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
 		l.errs = append(l.errs, p.errors(p.resolveOutput(l.out.Agent))...)
 	}
+	l.errs = append(l.errs, sharedDeadLetterFiles(l.out.Outputs)...)
 	for _, p := range l.out.Processors {
 		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
 	}

@@ -49,7 +49,7 @@ func TestReplayAfterARealTypeConflict(t *testing.T) {
 	b, err := os.ReadFile(dead)
 	require.NoError(t, err)
 	text := string(b)
-	require.Contains(t, text, "output=influxdb reason=field_type_conflict dropped=20 of the 20 lines below")
+	require.Contains(t, text, "output=influxdb reason=field_type_conflict metrics=20 dropped=20 of the batch's 20 metrics")
 	require.Contains(t, text, `m,k=7 v="s7" 1007`)
 	require.Equal(t, 21, strings.Count(text, "\n"), "a comment, then the batch")
 	st, err := os.Stat(dead)
