@@ -95,7 +95,10 @@ var castError = regexp.MustCompile(`column: ([^;]+); cast error from protocol ty
 //	                                                             column) field_type_conflict
 //	400       line N: "invalid column name", "invalid table       line N invalid_name
 //	          name", "INVALID_TABLE_NAME"
-//	400       line N: "designated timestamp before 1970-01-01"    line N unsupported_value
+//	400       line N: "designated timestamp before 1970-01-01",   line N unsupported_value
+//	          "is out bounds of column type"
+//	400       "table does not exist, creating new tables is      the request (one table's lines)
+//	          disabled"                                          table_not_found
 //	400       line N: anything else ("Could not parse ...")       line N unable_to_parse
 //	400       no line named (e.g. "unsupported precision")        the request, unable_to_parse
 //	413       -                                                  sent in halves; one line alone:
@@ -113,6 +116,9 @@ func (e *ServerError) verdict() verdict {
 		return verdict{ok: true}
 	case s == http.StatusRequestEntityTooLarge:
 		return verdict{tooLarge: true, reason: ReasonTooLarge}
+	case s == http.StatusBadRequest && strings.Contains(e.Message, "table does not exist"):
+		// Requests are one table each, and every line of it would be refused the same way.
+		return verdict{reason: ReasonTableNotFound}
 	case s == http.StatusBadRequest && e.Line > 0:
 		v := verdict{line: e.Line, reason: lineReason(e.Message)}
 		// Whether a string goes into a UUID, IPV4, CHAR or other such column depends on
@@ -137,7 +143,7 @@ func lineReason(msg string) string {
 	case strings.Contains(msg, "invalid column name"), strings.Contains(msg, "invalid table name"),
 		strings.Contains(msg, "INVALID_TABLE_NAME"):
 		return ReasonInvalidName
-	case strings.Contains(msg, "designated timestamp before"):
+	case strings.Contains(msg, "designated timestamp before"), strings.Contains(msg, "out bounds of column type"):
 		return ReasonUnsupportedValue
 	}
 	return morse.ReasonUnableToParse

@@ -12,11 +12,16 @@ import (
 const (
 	// ReasonUnsupportedValue: a value QuestDB cannot store as it is. An unsigned integer
 	// above math.MaxInt64 does not fit its LONG; math.MinInt64 is how QuestDB writes NULL in
-	// a LONG, so it would read back as NULL; a designated timestamp before 1970 is refused.
+	// a LONG, so it would read back as NULL; a designated timestamp before 1970 is refused;
+	// an integer out of the bounds of a BYTE, SHORT or INT column.
 	ReasonUnsupportedValue = "unsupported_value"
 	// ReasonInvalidName: a measurement, tag key or field key that QuestDB refuses as a table
-	// or column name (see validName), or a tag and a field of one metric with one name.
+	// or column name (see validName), or two columns of one metric whose names differ at
+	// most in case.
 	ReasonInvalidName = "invalid_name"
+	// ReasonTableNotFound: a table that does not exist, on a server that does not create
+	// tables (line.auto.create.new.tables=false), as InfluxDB's database_not_found.
+	ReasonTableNotFound = "table_not_found"
 	// ReasonTooLarge: one line alone is larger than QuestDB takes in one request.
 	ReasonTooLarge = "request_too_large"
 )

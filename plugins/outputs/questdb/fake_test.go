@@ -70,6 +70,13 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 			outcome: morse.OutcomeRetry, posts: 1,
 		},
 		{
+			name: "a table that does not exist, on a server that does not create tables",
+			answer: func([]byte) (int, string, http.Header) {
+				return 400, `{"code":"invalid","message":"failed to parse line protocol:errors encountered on line(s):\nerror in line 1: table: fake; table does not exist, creating new tables is disabled","line":1,"errorId":"a0e917dcefd8-3"}`, nil
+			},
+			outcome: morse.OutcomePartial, reason: ReasonTableNotFound, posts: 1,
+		},
+		{
 			name:    "a proxy's 404",
 			answer:  func([]byte) (int, string, http.Header) { return 404, "<html>not found</html>", nil },
 			outcome: morse.OutcomeRetry, posts: 1,
@@ -150,5 +157,16 @@ func TestCastVerdicts(t *testing.T) {
 		require.Equal(t, 2, v.line)
 		require.Equal(t, morse.ReasonFieldTypeConflict, v.reason)
 		require.Equal(t, tt.column, v.column, "%s to %s", tt.from, tt.to)
+	}
+}
+
+// TestLineReasons: the reason of a line QuestDB 9.1.0 names, from its own messages.
+func TestLineReasons(t *testing.T) {
+	for msg, want := range map[string]string{
+		"error in line 1: table: tb, column: b; line protocol value: 300 is out bounds of column type: BYTE": ReasonUnsupportedValue,
+		"error in line 2: table: t, column: c; cast error from protocol type: LONG to column type: DOUBLE":   morse.ReasonFieldTypeConflict,
+		"error in line 1: Could not parse entire line, field value is invalid":                               morse.ReasonUnableToParse,
+	} {
+		require.Equal(t, want, lineReason(msg), msg)
 	}
 }
