@@ -45,6 +45,7 @@ func TestValidate(t *testing.T) {
 		{"socks5", func(k *Kafka) { k.Socks5Enabled = true }, "socks5_address"},
 		{"retry type", func(k *Kafka) { k.MetadataRetryType = "linear" }, "metadata_retry_type"},
 		{"a suffix makes any topic prefix valid", func(k *Kafka) { k.Topic, k.TopicSuffix.Method = "", "measurement" }, ""},
+		{"timeout 0 would let no record wait for a broker", func(k *Kafka) { k.Timeout = 0 }, "timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := New()
@@ -119,7 +120,11 @@ func TestRouting(t *testing.T) {
 			require.Equal(t, tc.key, string(key))
 		})
 	}
-	k := newTestOutput(t, func(k *Kafka) { k.RoutingKey = "random" })
+	// A routing tag whose value is empty gives no key, as in Telegraf (not routing_key).
+	k := newTestOutput(t, func(k *Kafka) { k.RoutingTag, k.RoutingKey = "empty", "fixed" })
+	_, ok := k.appendKey(nil, m.WithTag("empty", ""))
+	require.False(t, ok)
+	k = newTestOutput(t, func(k *Kafka) { k.RoutingKey = "random" })
 	a, _ := k.appendKey(nil, m)
 	b, _ := k.appendKey(nil, m)
 	require.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, string(a))
@@ -351,4 +356,21 @@ func TestLineMetricsAsExpanded(t *testing.T) {
 			require.Equal(t, string(want.recs[0].Value), string(got.recs[0].Value))
 		})
 	}
+}
+
+// TestEmptyTopicRefused: a topic that comes out empty (no topic, and a suffix of tags the
+// metric lacks) is refused as invalid_topic, not sent to be retried for ever.
+func TestEmptyTopicRefused(t *testing.T) {
+	k := newTestOutput(t, func(k *Kafka) {
+		k.Topic, k.TopicSuffix = "", TopicSuffix{Method: "tags", Keys: []string{"nope"}}
+	})
+	m := metric("cpu", nil, map[string]any{"v": 1.0})
+	_, topic := k.topic(m)
+	require.Empty(t, topic)
+	j := k.w.prepare([]morse.Metric{m, m})
+	defer k.w.release(j)
+	for i := range j.metrics {
+		require.Equal(t, ReasonInvalidTopic, j.metrics[i].reason, "metric %d", i)
+	}
+	require.Empty(t, j.recs)
 }

@@ -3,10 +3,12 @@
 // keyed by a tag or a fixed key so that a series stays on one partition.
 //
 // Writes are classified like any sink's (see write.go). With required_acks = -1 and
-// idempotent_writes = true, the client's own retries never duplicate a record, and a batch
-// is never handed back for a retry once part of it is stored, so each metric of a batch is
-// written exactly once per partition; only a write cut short by shutdown may be repeated at
-// the next start.
+// idempotent_writes = true, the client's own retries never duplicate a record. Once part of
+// a batch is stored, the write retries the rest itself, within its time (WriteTimeout: twice
+// timeout), so that the stored part is not sent again; a rest still unstored when that time
+// is up (a partition refusing writes for longer) hands the whole batch back to be retried,
+// and the part already stored is then written again, as it is after a write cut short by
+// shutdown.
 package kafka
 
 import (
@@ -127,6 +129,7 @@ var (
 	_ morse.LoggerSetter     = (*Kafka)(nil)
 	_ morse.ConcurrentWriter = (*Kafka)(nil)
 	_ morse.LineWriter       = (*Kafka)(nil)
+	_ morse.WriteTimeouter   = (*Kafka)(nil)
 )
 
 // SetLogger sets the logger.
@@ -175,8 +178,8 @@ func (k *Kafka) Validate() error {
 	default:
 		errs = append(errs, morse.Errorf("producer_timestamp", "must be \"metric\" or \"now\", got %q", k.ProducerTimestamp))
 	}
-	if k.Timeout < 0 {
-		errs = append(errs, morse.Errorf("timeout", "must not be negative"))
+	if k.Timeout <= 0 {
+		errs = append(errs, morse.Errorf("timeout", "must be positive: it bounds how long records wait for a broker, and 0 would let none"))
 	}
 	if err := k.ClientConfig.Validate(); err != nil {
 		errs = append(errs, err)

@@ -44,11 +44,12 @@ func (k *Kafka) topic(m morse.Metric) (morse.Metric, string) {
 
 // appendKey appends the message key to buf and reports whether there is one: the value of
 // routing_tag, else routing_key, where "random" stands for a new random UUID per message.
-// Records with one key go to one partition.
+// Records with one key go to one partition. A routing tag whose value is empty gives no key
+// (a record without a key is spread over the partitions), as in Telegraf.
 func (k *Kafka) appendKey(buf []byte, m morse.Metric) ([]byte, bool) {
 	if k.RoutingTag != "" {
 		if v, ok := tagOf(m, k.RoutingTag); ok {
-			return append(buf, v...), true
+			return append(buf, v...), v != ""
 		}
 	}
 	switch k.RoutingKey {

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +101,28 @@ func testFixedByOperator(t *testing.T, srv *testserver.Kafka) {
 		require.Len(t, srv.WaitRecords(t, "created-later", 1), 1)
 	})
 
+	t.Run("records tried alone keep those to retry", func(t *testing.T) {
+		// 30 records together pass the topic's max.message.bytes, so the broker refuses
+		// their batch and they are tried one at a time; the one for a topic that does not
+		// exist yet must go along, to be retried, not be forgotten (and counted dropped).
+		limit := "1500"
+		srv.CreateTopic(t, "small-batches", 1, map[string]*string{"max.message.bytes": &limit})
+		k := connect(t, srv.Addr(), func(k *Kafka) { k.Topic, k.TopicTag = "small-batches", "dest" })
+		var ms []morse.Metric
+		for i := range 30 {
+			ms = append(ms, metric("small", nil, map[string]any{"i": int64(i), "pad": strings.Repeat("p", 60)}))
+		}
+		ms = append(ms, metric("later", map[string]string{"dest": "created-later-too"}, map[string]any{"v": 1.0}))
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		err := k.Write(ctx, ms)
+		cancel()
+		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
+		srv.CreateTopic(t, "created-later-too", 1, nil)
+		_, err = writeUntilSettled(t, k, ms, 100*time.Millisecond)
+		require.NoError(t, err)
+		require.Len(t, srv.WaitRecords(t, "created-later-too", 1), 1)
+	})
+
 	t.Run("authorization is retried until granted", func(t *testing.T) {
 		k := connect(t, srv.SASLAddr(), func(k *Kafka) {
 			k.Topic, k.SASLUsername, k.SASLPassword = "secure", "bob", "bob-secret"
@@ -107,6 +130,7 @@ func testFixedByOperator(t *testing.T, srv *testserver.Kafka) {
 		err := write(t, k, one(4))
 		require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 		require.ErrorContains(t, err, "AUTHORIZATION_FAILED")
+		require.ErrorIs(t, err, morse.ErrUnauthorized, "unauthorized_retry_max_age applies")
 		acl := kadm.NewACLs().Allow("User:bob").Topics("secure").
 			Operations(kadm.OpWrite, kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -124,8 +124,9 @@ func (k *Kafka) Write(ctx context.Context, batch []morse.Metric) error {
 		alone, again, firstErr := j.sortOut(pending, single)
 		if len(alone) > 0 {
 			// A batch the broker refused as a whole (too large, a bad timestamp) is
-			// retried a record at a time, to find the records at fault.
-			pending, single = alone, true
+			// retried a record at a time, to find the records at fault; the records that
+			// failed for a reason that may pass go along, rather than being forgotten.
+			pending, single = append(alone, again...), true
 			continue
 		}
 		if len(again) == 0 {
@@ -135,7 +136,7 @@ func (k *Kafka) Write(ctx context.Context, batch []morse.Metric) error {
 			firstErr = fmt.Errorf("no broker took the records within the timeout (%s): %w", time.Duration(k.Timeout), firstErr)
 		}
 		if !j.storedAny {
-			return morse.Retryable(fmt.Errorf("kafka: %w", firstErr), 0)
+			return morse.Retryable(fmt.Errorf("kafka: %w", unauthorized(firstErr)), 0)
 		}
 		if retry == nil {
 			retry = backoff.New(retryInitial, retryMax)
@@ -143,12 +144,30 @@ func (k *Kafka) Write(ctx context.Context, batch []morse.Metric) error {
 		k.w.retryLog.Log(k.logger(), slog.LevelWarn, "kafka: part of a batch is stored, retrying the rest",
 			"unstored_records", len(again), "records", len(j.recs), "error", firstErr)
 		if err := sleep(ctx, retry.Next()); err != nil {
-			return morse.Retryable(fmt.Errorf("kafka: write cut short with %d of %d records unstored: %w", len(again), len(j.recs), firstErr), 0)
+			return morse.Retryable(fmt.Errorf("kafka: write cut short with %d of %d records unstored: %w", len(again), len(j.recs), unauthorized(firstErr)), 0)
 		}
 		pending, single = again, false
 	}
 	return j.result(k)
 }
+
+// unauthorized marks a refusal of the credentials as morse.ErrUnauthorized, so that
+// unauthorized_retry_max_age applies to it: an operator can grant the ACL or fix the
+// password while the data waits.
+func unauthorized(err error) error {
+	switch {
+	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed), errors.Is(err, kerr.SaslAuthenticationFailed):
+		return fmt.Errorf("%w: %w", morse.ErrUnauthorized, err)
+	}
+	return err
+}
+
+// WriteTimeout bounds one write at twice timeout: timeout for the brokers to take the
+// records, and as much again to retry, without handing the batch back, the part that a
+// partition refused for a while. The batch writer's default (30 s, the default timeout)
+// would leave no time for that, and cut a longer timeout short.
+func (k *Kafka) WriteTimeout() time.Duration { return 2 * time.Duration(k.Timeout) }
 
 func cmpErr(a, b error) error {
 	if a != nil {
@@ -362,17 +381,18 @@ func (w *writer) prepare(batch []morse.Metric) *job {
 	clear(j.metrics)
 	j.recs, j.owner, j.spans = slices.Grow(j.recs[:0], len(batch)), slices.Grow(j.owner[:0], len(batch)), j.spans[:0]
 	buf := j.buf[:0]
-	lastTopic := ""
+	lastTopic, checked := "", false
 	start := time.Now()
 	for i, m := range batch {
 		st := &j.metrics[i]
 		m, topic := k.topic(m)
-		if topic != lastTopic {
+		if !checked || topic != lastTopic { // an empty topic too is checked, and refused
+			checked = false
 			if err := common.ValidTopic(topic); err != nil {
 				st.reason, st.err = ReasonInvalidTopic, err
 				continue
 			}
-			lastTopic = topic // most metrics of a batch share their topic
+			lastTopic, checked = topic, true // most metrics of a batch share their topic
 		}
 		headers, err := k.headers(m)
 		if err != nil {
