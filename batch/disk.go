@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,8 +126,9 @@ func NewDiskBuffer(limit int, ev Eviction, o DiskOptions) (*DiskBuffer, error) {
 		return nil, fmt.Errorf("disk buffer: %w", err)
 	}
 	b.q = q
-	if rec.TornBytes > 0 || rec.PositionLost || rec.RestoredLeases > 0 || rec.Corrupt.Bytes > 0 {
-		b.log.Warn("disk buffer repaired", "dir", o.Dir, "torn_bytes", rec.TornBytes,
+	if rec.TornBytes > 0 || rec.PositionLost || rec.RestoredLeases > 0 || rec.Corrupt.Bytes > 0 ||
+		rec.TrimmedBytes > 0 {
+		b.log.Warn("disk buffer repaired", "dir", o.Dir, "torn_bytes", rec.TornBytes, "trimmed_bytes", rec.TrimmedBytes,
 			"position_lost", rec.PositionLost, "restored_records", rec.RestoredLeases,
 			"corrupt_bytes", rec.Corrupt.Bytes, "corrupt_records", rec.Corrupt.Records+rec.Corrupt.Unknown)
 	}
@@ -175,12 +177,24 @@ func (b *DiskBuffer) Add(m morse.Metric) int {
 }
 
 // AddBatch writes the metrics to disk as one record, evicts the oldest past the bounds and
-// returns how many the buffer then holds. It keeps no reference to ms.
+// returns how many the buffer then holds. It keeps no reference to ms. After Close (a Write
+// racing the Writer's Close) nothing would ever write or report metrics kept in memory, so
+// they are reported as dropped under morse.ReasonShutdown instead.
 func (b *DiskBuffer) AddBatch(ms []morse.Metric) int {
 	if len(ms) > 0 {
 		b.mu.Lock()
-		b.store(ms, b.opts.Now())
+		closed := b.closed
+		if !closed {
+			b.store(ms, b.opts.Now())
+		}
 		b.mu.Unlock()
+		if closed {
+			if b.ev.Keep {
+				ms = slices.Clone(ms)
+			}
+			b.report(morse.ReasonShutdown, ms, len(ms))
+			return b.Len()
+		}
 	}
 	b.evictExcess()
 	b.reportCorrupt()
@@ -190,12 +204,13 @@ func (b *DiskBuffer) AddBatch(ms []morse.Metric) int {
 // maxRecordMetrics bounds a record, so that a huge AddBatch never makes a huge payload.
 const maxRecordMetrics = 1 << 16
 
-// store writes ms to disk, or keeps them in memory while the disk refuses writes.
+// store writes ms to disk, or keeps them in memory while the disk refuses writes. The caller
+// holds the lock, on a buffer that is not closed.
 func (b *DiskBuffer) store(ms []morse.Metric, now time.Time) {
 	if b.spill.len() > 0 && !now.Before(b.retryAt) {
 		b.unspill(now)
 	}
-	if b.spill.len() > 0 || b.closed {
+	if b.spill.len() > 0 {
 		b.keep(ms, now)
 		return
 	}

@@ -21,11 +21,12 @@ type diskFlight struct {
 }
 
 // Batch takes up to max metrics, the oldest first, or the newest first with NewestFirst, and
-// appends them to dst in the order they arrived.
+// appends them to dst in the order they arrived. Records it cannot decode are dropped and
+// reported under morse.ReasonCorrupt (see dropUndecodable), and it reads on past them, so
+// that it returns no empty batch while metrics are left.
 func (b *DiskBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	b.evictExcess()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	start := len(dst)
 	fl := &diskFlight{}
 	if b.opts.NewestFirst {
@@ -35,52 +36,80 @@ func (b *DiskBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 		fl.spill = b.spill.popFront(nil, max-(len(dst)-start))
 		dst = metricsOf(dst, fl.spill)
 	}
-	if fl.n = len(dst) - start; fl.n > 0 || len(fl.spans) > 0 || fl.lease != nil {
-		if fl.n > 0 {
-			fl.key = &dst[start]
-		}
+	// A flight is found again by its first metric: one without metrics would never be
+	// settled, so readOldest and takeNewest hand out no span or lease without one.
+	if fl.n = len(dst) - start; fl.n > 0 {
+		fl.key = &dst[start]
 		b.flights = append(b.flights, fl)
 	}
+	b.mu.Unlock()
+	b.reportCorrupt()
 	return dst
 }
 
-// readOldest reads up to max metrics from the head of the disk queue.
+// readOldest reads up to max metrics from the head of the disk queue. A span that decodes to
+// no metric at all is acknowledged at once; one that decodes in part goes in the flight,
+// whose Accept reports the rest.
 func (b *DiskBuffer) readOldest(dst []morse.Metric, max int, fl *diskFlight) []morse.Metric {
-	for taken := 0; taken < max; {
-		sp, err := b.q.Read(max-taken, func(r diskq.Record) { dst = b.decode(dst, r, fl) })
+	for got := 0; got < max; {
+		n, bad := len(dst), fl.undecodable
+		sp, err := b.q.Read(max-got, func(r diskq.Record) { dst = b.decode(dst, r, fl) })
 		if err != nil {
 			b.readFailed(err)
 		}
 		if sp.Items() == 0 {
 			break
 		}
+		if len(dst) == n {
+			b.dropUndecodable(b.q.Ack(sp), fl.undecodable-bad)
+			fl.undecodable = bad
+			continue
+		}
 		fl.spans = append(fl.spans, sp)
-		taken += sp.Items()
+		got += len(dst) - n
 	}
 	return dst
 }
 
 // takeNewest takes the newest metrics: those kept in memory first, then the tail of the
-// disk queue. A disk too full even for the lease file falls back to the oldest.
+// disk queue. A lease that decodes to no metric is acknowledged at once and the next one
+// popped. A tail that cannot be popped (a disk too full even for the lease file, or a record
+// that cannot be split) falls back to the oldest.
 func (b *DiskBuffer) takeNewest(dst []morse.Metric, max int, fl *diskFlight) []morse.Metric {
 	fl.spill = b.spill.popBack(nil, max)
-	rest := max - len(fl.spill)
-	if rest > 0 {
+	for rest := max - len(fl.spill); rest > 0 && fl.lease == nil; {
 		l, recs, err := b.q.PopTail(rest)
-		switch {
-		case errors.Is(err, diskq.ErrNoSpace):
-			dst = b.readOldest(dst, rest, fl)
-		case err != nil:
+		if l == nil {
+			if err != nil && !errors.Is(err, diskq.ErrClosed) {
+				if !errors.Is(err, diskq.ErrNoSpace) {
+					b.readFailed(err)
+				}
+				dst = b.readOldest(dst, rest, fl)
+			}
+			break
+		}
+		if err != nil {
 			b.readFailed(err)
 		}
-		if l != nil {
-			fl.lease = l
-			for _, r := range recs {
-				dst = b.decode(dst, r, fl)
-			}
+		n, bad := len(dst), fl.undecodable
+		for _, r := range recs {
+			dst = b.decode(dst, r, fl)
 		}
+		if len(dst) > n {
+			fl.lease = l
+			break
+		}
+		b.dropUndecodable(b.q.AckLease(l), fl.undecodable-bad)
+		fl.undecodable = bad
 	}
 	return metricsOf(dst, fl.spill)
+}
+
+// dropUndecodable counts n metrics that could not be decoded, and were acknowledged with the
+// result err, as corrupt; Batch reports them once it has released the lock.
+func (b *DiskBuffer) dropUndecodable(err error, n int) {
+	b.failed(err)
+	b.corrupt.Add(int64(n))
 }
 
 func (b *DiskBuffer) decode(dst []morse.Metric, r diskq.Record, fl *diskFlight) []morse.Metric {

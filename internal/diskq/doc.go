@@ -23,8 +23,9 @@
 //
 // Append returns once write(2) has: a process crash (kill -9, OOM) loses nothing Append
 // returned nil for, since the page cache survives it. fsync runs every SyncInterval (or
-// never, or when the caller says), so a power cut loses at most that much; the directory
-// is synced at once when a segment is created or removed.
+// never, or when the caller says), so a power cut loses at most that much, the last writes
+// to a segment whose file was closed meanwhile (a new segment started) included; the
+// directory is synced at once when a segment is created or removed.
 //
 // Reading from the head hands out spans; Ack persists the position once every older item
 // is acknowledged. A crash before that hands the span out again on the next Open: items are
@@ -34,7 +35,10 @@
 // PopTail takes the newest items: it writes them to a lease file first, then truncates the
 // segment (trimming a record in place when only its newest items are taken). A crash after
 // the lease is written and before the truncate leaves the items in both places, and Open
-// puts the lease back at the tail: that batch is duplicated, once. AckLease deletes the
+// puts the lease back at the tail: that batch is duplicated, once. A crash inside the trim,
+// after the shortened header is written, leaves the rest of the record behind it; Open
+// recognises it by the record's old trailer and skips it (Recovery.TrimmedBytes), since the
+// lease holds its items. AckLease deletes the
 // lease file; a crash between the sink's confirmation and that delete duplicates at most
 // that batch. A lease left by a crash goes back at the tail on Open.
 //

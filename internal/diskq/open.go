@@ -1,6 +1,7 @@
 package diskq
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ func Open(dir string, opts Options) (*Queue, Recovery, error) {
 	}
 	q := &Queue{dir: dir, opts: opts, lockFile: lock, leases: map[*Lease]struct{}{}}
 	q.fsyncDir = q.syncDirectory
+	q.fsyncFile = (*os.File).Sync
 	q.win = newWindow(nil, 0)
 	rec, err := q.recover()
 	if err != nil {
@@ -177,6 +179,7 @@ func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
 	sc := scanner{w: newWindow(s.f, s.size)}
 	headFound := !isHead
 	cut := int64(-1)
+	var prev found // the last valid record
 	for {
 		f, err := sc.next()
 		if errors.Is(err, io.EOF) {
@@ -197,6 +200,7 @@ func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
 				}
 			}
 			s.items += int64(f.h.items)
+			prev = f
 			continue
 		}
 		if newest && f.end == s.size {
@@ -209,8 +213,7 @@ func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
 			cut = f.off
 			break
 		}
-		s.bad = append(s.bad, region{off: f.off, end: f.end})
-		q.reportCorrupt(segmentName(s.id), f, &rec.Corrupt)
+		q.badRegion(s, sc.w, prev, f, rec)
 	}
 	if cut >= 0 {
 		if err := s.f.Truncate(cut); err != nil {
@@ -222,6 +225,34 @@ func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
 		q.head = pos{seg: s.id, off: s.size}
 	}
 	return nil
+}
+
+// badRegion records a region of s that Open found damaged, and reports it unless it is
+// what a crash inside a trim left (trimmedRest), which holds nothing lost.
+func (q *Queue) badRegion(s *segment, w *window, prev, f found, rec *Recovery) {
+	s.bad = append(s.bad, region{off: f.off, end: f.end})
+	if trimmedRest(w, prev, f) {
+		rec.TrimmedBytes += f.end - f.off
+		return
+	}
+	q.reportCorrupt(segmentName(s.id), f, &rec.Corrupt)
+}
+
+// trimmedRest reports whether the bad region f is the rest of the record prev, left by a
+// crash inside trimRecord: the shortened header was written, the truncate never ran. The
+// region then ends with the record's old trailer, whose length leads back to prev's start;
+// damage is most unlikely to look so. Its items were written to a lease before the trim,
+// which Open puts back, so they are not lost and the region is not reported as corrupt.
+func trimmedRest(w *window, prev, f found) bool {
+	if !prev.ok || f.known || f.off != prev.end || f.end-f.off < trailerSize {
+		return false
+	}
+	b, err := w.bytes(f.end-trailerSize, trailerSize)
+	if err != nil {
+		return false
+	}
+	n := int64(binary.LittleEndian.Uint32(b))
+	return n > int64(prev.h.length) && prev.off+overhead+n == f.end
 }
 
 // placeHead fixes the head on the first valid record found from it: the position may point

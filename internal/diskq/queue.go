@@ -81,6 +81,10 @@ type Recovery struct {
 	// holding TornItems items by its header when that was readable.
 	TornBytes int64
 	TornItems int64
+	// TrimmedBytes were left of a record that PopTail was trimming when the process
+	// stopped: its items are in a lease (RestoredLeases), so they are skipped, not counted
+	// as corrupt.
+	TrimmedBytes int64
 	// PositionLost says that no valid read position was found, so reading starts at the
 	// oldest record: what was already delivered may be delivered again.
 	PositionLost bool
@@ -131,8 +135,9 @@ type Queue struct {
 	stop     chan struct{}
 	done     chan struct{}
 
-	// fsyncDir syncs the directory; tests replace it to watch when it happens.
-	fsyncDir func() error
+	// fsyncDir syncs the directory and fsyncFile a file; tests replace them to watch.
+	fsyncDir  func() error
+	fsyncFile func(*os.File) error
 }
 
 type segment struct {
@@ -328,7 +333,12 @@ func (q *Queue) syncDirectory() error {
 	return d.Sync()
 }
 
+// markUnsynced lists f for the next Sync. Under SyncNever nothing syncs, and the list would
+// only grow, by a file per lease and per segment.
 func (q *Queue) markUnsynced(f *os.File) {
+	if q.opts.Sync == SyncNever {
+		return
+	}
 	for _, u := range q.unsynced {
 		if u == f {
 			return
@@ -401,47 +411,6 @@ func (q *Queue) bytesFrom(p pos) int64 {
 		}
 	}
 	return n
-}
-
-// Sync forces what changed since the last sync to stable storage.
-func (q *Queue) Sync() error {
-	q.mu.Lock()
-	files := q.unsynced
-	q.unsynced = nil
-	if q.posDirty {
-		files = append(files, q.posf.f)
-		q.posDirty = false
-	}
-	dir := q.dirDirty
-	q.dirDirty = false
-	q.mu.Unlock()
-	var errs []error
-	for _, f := range files {
-		// A segment removed meanwhile is closed: there is nothing left to sync.
-		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
-			errs = append(errs, fmt.Errorf("diskq: sync: %w", err))
-		}
-	}
-	if dir {
-		if err := q.fsyncDir(); err != nil {
-			errs = append(errs, fmt.Errorf("diskq: sync directory: %w", err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (q *Queue) syncLoop(interval time.Duration) {
-	defer close(q.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-q.stop:
-			return
-		case <-t.C:
-			_ = q.Sync() // a failing disk shows in the writes; the next tick tries again
-		}
-	}
 }
 
 // Close stops the sync goroutine, syncs (unless the policy is SyncNever) and closes the

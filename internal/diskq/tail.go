@@ -100,7 +100,13 @@ func (q *Queue) PopTail(max int) (*Lease, []Record, error) {
 // pickTail walks back from the tail, choosing the records to take, newest first.
 func (q *Queue) pickTail(limit int) ([]pick, error) {
 	q.skipBusy()
+	// Spans read from the head may lie past the cursor, once an older one went back
+	// (Unread): in flight, or acknowledged but not yet behind the head. The tail is taken
+	// from after the newest of them only, or their items would be handed out twice.
 	lower := q.cursor.seq
+	if n := len(q.busy); n > 0 {
+		lower = max(lower, q.busy[n-1].end.seq)
+	}
 	endSeq := q.tailSeq
 	si := len(q.segs) - 1
 	end := q.segs[si].size
@@ -132,6 +138,9 @@ func (q *Queue) pickTail(limit int) ([]pick, error) {
 				break // whole records only
 			}
 			if p.prefix, p.suffix, err = q.opts.Split(f.payload, int(items), p.keep); err != nil {
+				if len(picks) > 0 {
+					break // the newer records make a lease of their own
+				}
 				return nil, fmt.Errorf("diskq: split: %w", err)
 			}
 		}
@@ -297,8 +306,11 @@ func (q *Queue) cutTail(picks []pick) error {
 }
 
 // trimRecord cuts the record of p down to the items it keeps. The new header goes first: a
-// crash after it leaves a valid shorter record followed by garbage, which Open cuts off as
-// a torn tail; a crash before it leaves the record whole, and the lease a duplicate.
+// crash after it leaves a valid shorter record followed by the rest of the old one, which
+// Open cuts off as a torn tail or, when newer records follow (they were popped too, so the
+// lease holds them again), recognises by the old trailer and skips without counting it
+// corrupt (trimmedRest); a crash before it leaves the record whole, and the lease a
+// duplicate.
 func trimRecord(f *os.File, p pick) (int64, error) {
 	payload := p.f.payload[:p.prefix]
 	rec := appendRecord(nil, p.keep, p.f.h.time, payload)
