@@ -103,18 +103,22 @@ func (f *Failover) Reset() { f.current.Store(0) }
 // protocol, and its gzip form. The zero value is ready.
 type Body struct {
 	plain, zipped []byte
+	failed        []int // positions of the metrics the last Build could not write
 }
 
 // Build writes metrics with appendMetric (a serializer's AppendMetric), each after prepare,
 // and gzips the result when zip is set. It returns the body to send, how many metrics could
-// not be written, and the first such error. The body is valid until the next Build.
+// not be written, and the first such error; Failed gives their positions. The body is valid
+// until the next Build.
 func (b *Body) Build(metrics []morse.Metric, appendMetric func([]byte, morse.Metric) ([]byte, error),
 	prepare func(morse.Metric) morse.Metric, zip bool) (body []byte, dropped int, first error) {
 	buf := b.plain[:0]
-	for _, m := range metrics {
+	b.failed = b.failed[:0]
+	for i, m := range metrics {
 		var err error
 		if buf, err = appendMetric(buf, prepare(m)); err != nil {
 			dropped++
+			b.failed = append(b.failed, i)
 			if first == nil {
 				first = err
 			}
@@ -127,6 +131,10 @@ func (b *Body) Build(metrics []morse.Metric, appendMetric func([]byte, morse.Met
 	b.zipped = AppendGzip(b.zipped[:0], buf)
 	return b.zipped, dropped, first
 }
+
+// Failed is the positions, in the metrics given to the last Build, of those it could not
+// write, in order. It is valid until the next Build.
+func (b *Body) Failed() []int { return b.failed }
 
 // PlainLen is the size of the last body before compression.
 func (b *Body) PlainLen() int { return len(b.plain) }

@@ -150,36 +150,51 @@ func (t *Tally) Err(n int) error {
 	return head
 }
 
-// Each writes every piece with write, in order, and adds up the outcomes: a retryable
-// outcome of any piece is returned at once, for the whole batch, as it is.
+// Each writes every piece of a batch with write, in order, and adds up the outcomes, so that
+// a piece refused as a whole is reported as exactly its metrics. A retryable outcome of any
+// piece is returned at once, for the whole batch; so is a piece refused because of some of
+// its lines (morse.RejectedError), with the line it names made a position in the batch, so
+// that the batch writer searches the whole batch, and the good metrics of that piece are not
+// dropped with the bad.
 func Each(pieces [][]morse.Metric, write func([]morse.Metric) error) error {
 	var t Tally
 	n := 0
 	for _, p := range pieces {
-		err := write(p)
-		if morse.Classify(err) == morse.OutcomeRetry {
+		if err := t.settle(write(p), span(n, len(p))); err != nil {
 			return err
 		}
-		t.AddAt(err, span(n, len(p)))
 		n += len(p)
 	}
 	return t.Err(n)
 }
 
 // EachGroup writes every group of a routed batch of n metrics with write, in order, and
-// adds up the outcomes with the groups' positions, so that a group refused as a whole is
-// reported as exactly its metrics. A retryable outcome of any group is returned at once, for
-// the whole batch.
+// adds up the outcomes with the groups' positions, as Each does.
 func EachGroup[K comparable](groups []route.Group[K], n int, write func(K, []morse.Metric) error) error {
 	var t Tally
 	for _, g := range groups {
-		err := write(g.Key, g.Metrics)
-		if morse.Classify(err) == morse.OutcomeRetry {
+		if err := t.settle(write(g.Key, g.Metrics), g.Positions); err != nil {
 			return err
 		}
-		t.AddAt(err, g.Positions)
 	}
 	return t.Err(n)
+}
+
+// settle books err, the outcome of the piece at positions pos, or returns the error that
+// decides the whole batch at once: a retryable one, or a *morse.RejectedError with the index
+// it names made a position in the batch.
+func (t *Tally) settle(err error, pos []int) error {
+	if morse.Classify(err) == morse.OutcomeRetry {
+		return err
+	}
+	if rej, ok := errors.AsType[*morse.RejectedError](err); ok {
+		if rej.Index >= 0 && rej.Index < len(pos) {
+			return &morse.RejectedError{Index: pos[rej.Index], Reason: rej.Reason, Err: rej.Err}
+		}
+		return err
+	}
+	t.AddAt(err, pos)
+	return nil
 }
 
 // span is the positions from..from+n.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/route"
 )
 
 func TestTally(t *testing.T) {
@@ -129,4 +130,30 @@ func TestHalves(t *testing.T) {
 	})
 	require.Same(t, retry, err)
 	require.Equal(t, []int{2}, sizes, "the second half is not written")
+}
+
+// TestRejectedPieceDecidesTheBatch: a piece refused because of some of its lines is handed
+// back for the whole batch, the line it names made a position in the batch, so that the
+// batch writer searches it; a refusal naming no line is handed back as it is.
+func TestRejectedPieceDecidesTheBatch(t *testing.T) {
+	ms := make([]morse.Metric, 6)
+	groups := []route.Group[string]{
+		{Key: "a", Metrics: ms[:2], Positions: []int{0, 3}},
+		{Key: "b", Metrics: ms[2:], Positions: []int{1, 2, 4, 5}},
+	}
+	rejected := errors.New("unable to parse")
+	err := EachGroup(groups, len(ms), func(key string, _ []morse.Metric) error {
+		if key == "b" {
+			return &morse.RejectedError{Index: 2, Reason: morse.ReasonUnableToParse, Err: rejected}
+		}
+		return nil
+	})
+	var rej *morse.RejectedError
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, 4, rej.Index, "the third metric of group b is the batch's fifth")
+	err = Halves(ms, func(half []morse.Metric) error {
+		return &morse.RejectedError{Index: -1, Err: rejected}
+	})
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, -1, rej.Index)
 }

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -41,85 +42,28 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	ctx, done := o.detach(ctx)
-	defer done()
 	s := o.getScratch()
 	defer o.putScratch(s)
 	if o.BucketTag == "" {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
 	defer s.groups.Reset()
-	return writeGroups(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
+	return tally.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
 		return o.writeBucket(ctx, s, key, ms)
 	})
 }
 
-// WriteTimeout tells the batch writer to bound each write by the timeout option, as
-// outputs.influxdb does, rather than by its default of 30 s, which would cut a longer
-// timeout short. Each request is bounded by timeout on its own (see send); detach keeps a
-// write of several requests from being cut at that bound while they are answered.
-func (o *InfluxDBv2) WriteTimeout() time.Duration { return time.Duration(o.Timeout) }
-
-// detach returns the context of one write's requests: ctx without its deadline, but ended
-// when ctx is cancelled for any other reason (the agent stopping). A write may need many
-// requests, one per bucket and more for 413 halves or to count rejected lines, and the
-// batch writer's deadline, timeout from the start of the write, would cut it short however
-// promptly each is answered. Every request is still bounded by timeout, so a server that
-// stops answering ends the write after one timeout, as before. Once ctx's deadline has
-// passed, ctx no longer tells of a cancel above it, so a stopping agent's cancel reaches
-// the rest of such a write only through timeout, and the batch writer's own limit on how
-// long it waits for a cancelled write. With timeout 0, which bounds no request, ctx is kept
-// as it is.
-func (o *InfluxDBv2) detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); !ok || o.Timeout <= 0 {
-		return ctx, func() {}
-	}
-	dctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() {
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			cancel(context.Cause(ctx))
-		}
-	})
-	return dctx, func() {
-		stop()
-		cancel(nil)
-	}
+// WriteTimeout bounds a write at timeout, but never below the batch writer's default of
+// 30 s: a write may take several requests (one per bucket, 413 halves, the count of
+// rejected lines), each bounded by timeout on its own (see post), and they need room
+// together; a longer timeout is not cut short. The bound is also what the agent's health
+// check allows a write before it calls the output stuck, so a write must keep within it.
+func (o *InfluxDBv2) WriteTimeout() time.Duration {
+	return max(time.Duration(o.Timeout), minWriteTimeout)
 }
 
-// writeGroups writes each group of a routed batch of n metrics with write and adds up the
-// outcomes by the groups' positions in the batch, so that a group refused as a whole is
-// reported as exactly its metrics. A retryable outcome of any group is returned at once
-// for the whole batch. So is a group refused because of some of its lines
-// (morse.RejectedError): the batch writer then searches the whole batch, and each piece it
-// sends is routed again, so every other bucket is still written, in the search; what was
-// written before only gets the same values again. Returning it for the batch is what keeps
-// the search: booked as a drop, it would drop the group's good metrics with the bad.
-func writeGroups(groups []route.Group[string], n int, write func(string, []morse.Metric) error) error {
-	var t tally.Tally
-	for _, g := range groups {
-		if err := settle(&t, write(g.Key, g.Metrics), g.Positions); err != nil {
-			return err
-		}
-	}
-	return t.Err(n)
-}
-
-// settle books in t the outcome err of the piece at positions pos of a whole, or returns
-// the error that decides the whole at once: a retryable one, or a *morse.RejectedError
-// with its Index, if any, made a position in the whole.
-func settle(t *tally.Tally, err error, pos []int) error {
-	if morse.Classify(err) == morse.OutcomeRetry {
-		return err
-	}
-	if rej, ok := errors.AsType[*morse.RejectedError](err); ok {
-		if rej.Index >= 0 && rej.Index < len(pos) {
-			return &morse.RejectedError{Index: pos[rej.Index], Reason: rej.Reason, Err: rej.Err}
-		}
-		return err
-	}
-	t.AddAt(err, pos)
-	return nil
-}
+// minWriteTimeout is the batch writer's default bound of a write (batch.DefaultWriteTimeout).
+const minWriteTimeout = 30 * time.Second
 
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
 // form, and the groups of a routed batch. It is reused through the output's free list.
@@ -186,6 +130,10 @@ func (o *InfluxDBv2) writePiece(ctx context.Context, s *writeScratch, sr *search
 	if len(body) == 0 {
 		return serErr // nothing could be serialized: a permanent error for the whole piece
 	}
+	var unserializable []int // rare: kept apart, since the halves build in the same Body
+	if serDropped > 0 {
+		unserializable = slices.Clone(s.body.Failed())
+	}
 	lines := len(metrics) - serDropped
 	err := o.post(ctx, bucket, body, lines, s.body.PlainLen())
 	if err != nil {
@@ -209,7 +157,7 @@ func (o *InfluxDBv2) writePiece(ctx context.Context, s *writeScratch, sr *search
 	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry || isRejected(err) {
 		return err
 	}
-	return o.withUnserializable(metrics, serErr, err)
+	return withUnserializable(len(metrics), unserializable, serErr, err)
 }
 
 // isRejected reports a request refused because of some of its lines: it goes back to the
@@ -219,47 +167,30 @@ func isRejected(err error) bool {
 	return ok
 }
 
-// withUnserializable adds the metrics that could not be serialized, under serErr, to err,
-// the outcome of the request of the others. The request's lines are those others in order,
-// so the positions a server named are made theirs. Serializing is deterministic, so the
-// metrics that failed are found again by serializing each alone; this happens only when
-// some failed, which is rare.
-func (o *InfluxDBv2) withUnserializable(metrics []morse.Metric, serErr, err error) error {
-	var bad, good []int
-	for i, m := range metrics {
-		if _, e := o.ser.AppendMetric(nil, o.prepare(m)); e != nil {
-			bad = append(bad, i)
-		} else {
-			good = append(good, i)
+// withUnserializable adds the n metrics' positions in bad, which could not be serialized,
+// under serErr, to err, the outcome of the request of the others. The request's lines are
+// those others in order, so the positions a server named are made theirs.
+func withUnserializable(n int, bad []int, serErr, err error) error {
+	good := make([]int, 0, n-len(bad))
+	for i, b := 0, 0; i < n; i++ {
+		if b < len(bad) && bad[b] == i {
+			b++
+			continue
 		}
+		good = append(good, i)
 	}
 	var t tally.Tally
 	t.AddAt(serErr, bad)
 	t.AddAt(err, good)
-	return t.Err(len(metrics))
+	return t.Err(n)
 }
 
-// writeHalves writes each half of metrics and adds up the outcomes by position. A retryable
-// outcome, or a refusal because of some lines, decides the whole piece at once (settle).
+// writeHalves writes each half of metrics and adds up the outcomes by position; a retryable
+// outcome, or a refusal because of some lines, decides the whole piece (tally.Each).
 func (o *InfluxDBv2) writeHalves(ctx context.Context, s *writeScratch, sr *search, bucket string, metrics []morse.Metric) error {
-	var t tally.Tally
-	h := len(metrics) / 2
-	for _, half := range [][2]int{{0, h}, {h, len(metrics)}} {
-		err := o.writePiece(ctx, s, sr, bucket, metrics[half[0]:half[1]])
-		if err := settle(&t, err, positions(half[0], half[1])); err != nil {
-			return err
-		}
-	}
-	return t.Err(len(metrics))
-}
-
-// positions is from, from+1, ..., to-1.
-func positions(from, to int) []int {
-	pos := make([]int, 0, to-from)
-	for i := from; i < to; i++ {
-		pos = append(pos, i)
-	}
-	return pos
+	return tally.Halves(metrics, func(half []morse.Metric) error {
+		return o.writePiece(ctx, s, sr, bucket, half)
+	})
 }
 
 // serialize writes metrics as line protocol into the write's buffers, gzipped when
