@@ -16,9 +16,10 @@ import (
 
 // DeadLetter receives the metrics a writer drops for good, so that an operator can inspect
 // them and send them again (`morse replay`): what the sink refused (permanent errors, the
-// refused part of partial writes, expired retries) and what is left at shutdown. Evictions
-// are counted but not dead-lettered: they happen on the hot path of adding metrics, which
-// must never wait for file I/O, and the buffer hands their metrics over only when asked to.
+// refused part of partial writes, expired retries) and what is left at shutdown. Evictions,
+// and metrics that reach a writer after its Close (a reload's hand-over), are counted but
+// not dead-lettered: they happen on the path of adding metrics, in an input's goroutine,
+// which must never wait for file I/O.
 type DeadLetter interface {
 	Write(ev DropEvent) (DeadLetterResult, error)
 }
@@ -34,12 +35,6 @@ type DeadLetterResult struct {
 	// Removed is how many metrics of earlier events the dead letter's bound removed for
 	// good while it took this one.
 	Removed int64
-}
-
-// deadLettered reports whether a loss of reason goes to the dead letter: every loss but a
-// full buffer's eviction, which DropEvent carries only when an OnDrop hook asked for it.
-func deadLettered(reason string) bool {
-	return reason != morse.ReasonBufferFull
 }
 
 // DeadLetterFile is a DeadLetter that appends line protocol to a file, each group of

@@ -49,7 +49,10 @@ func newDropper(output string, stats *outputStats, hook func(DropEvent), log *sl
 }
 
 // lose counts n metrics lost for reason and reports them.
-func (d *dropper) lose(ev DropEvent) {
+func (d *dropper) lose(ev DropEvent) { d.drop(ev, true) }
+
+// drop reports a loss; with keep, it also goes to the dead letter, if any.
+func (d *dropper) drop(ev DropEvent, keep bool) {
 	if ev.Count <= 0 {
 		return
 	}
@@ -64,7 +67,7 @@ func (d *dropper) lose(ev DropEvent) {
 				throttle.SuppressedKey, suppressed)
 		}
 	}
-	if d.deadLetter != nil && deadLettered(ev.Reason) {
+	if keep && d.deadLetter != nil {
 		d.keep(ev)
 	}
 	if d.hook != nil {

@@ -16,7 +16,10 @@ import (
 // and when its current run of unauthorized failures began. An unauthorized failure is held
 // to UnauthorizedRetryMaxAge over that run, when set; any other failure, and an unauthorized
 // one without its own limit, to RetryMaxAge since the batch first failed. The ages live in
-// memory: a restart starts them again, for the batches a disk buffer kept.
+// memory: a restart starts them again, for the batches a disk buffer kept. A disk buffer that
+// drains newest first puts a failed batch back under the metrics that arrived meanwhile, so
+// each attempt takes a new batch while they keep arriving, and the limit is reached only by
+// a batch attempted that long: there the limits bound little.
 
 // maxTrackedBatches bounds the ages kept: more batches than that failing at once (there are
 // at most as many as writes in flight) means heads were evicted, and their ages can go.

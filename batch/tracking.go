@@ -52,10 +52,11 @@ func (w *Writer) evicted(reason string, n int, ms []morse.Metric) {
 	w.drops.evicted(reason, n, ms)
 }
 
-// refused drops what arrives after Close, counted under shutdown. Tracked metrics among them
-// mark their groups not delivered.
+// refused drops what arrives after Close, counted under shutdown. It runs in the goroutine
+// of the input that added them, so they are not dead-lettered (see DeadLetter). Tracked
+// metrics among them mark their groups not delivered.
 func (w *Writer) refused(ms []morse.Metric) {
-	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed})
+	w.drops.drop(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed}, false)
 	if anyTracked(ms) {
 		morse.RetainTracked(ms)
 		morse.SettleTracked(ms, false)
