@@ -150,10 +150,11 @@ func checkValue(v morse.Value) error {
 
 // addColumn adds a column name to those of the metric so far, refusing one that QuestDB,
 // whose names ignore case, would take for one of them. The names are valid ones, so there
-// is nothing to unescape in line text.
+// is nothing to unescape in line text. Names of different lengths are told apart without
+// folding: it runs on every metric whose shape differs from the one before.
 func addColumn(keys *[]string, key string) *LineError {
 	for _, k := range *keys {
-		if strings.EqualFold(k, key) {
+		if len(k) == len(key) && strings.EqualFold(k, key) {
 			return &LineError{Reason: ReasonInvalidName, Err: fmt.Errorf("columns %q and %q are one column to QuestDB, whose names ignore case", k, key)}
 		}
 	}
