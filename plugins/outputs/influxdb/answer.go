@@ -27,8 +27,11 @@ type answer struct {
 	// with many bad lines gets an answer far longer than maxMessage, and InfluxDB never
 	// counts these lines in dropped=N.
 	parseErrors int
-	// dropped is N of a trailing "dropped=N", or -1.
+	// dropped is N of the last " dropped=N" of the message, or -1.
 	dropped int
+	// v2 is set for a 2.x-style body ({"code":..,"message":..}): InfluxDB 2 on its 1.x
+	// /write, which refuses a whole request when a line does not parse.
+	v2 bool
 	// truncated is set when the body was longer than the scan limit, so that parseErrors is
 	// a lower bound.
 	truncated bool
@@ -54,9 +57,10 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 		// Some other JSON shape, such as 2.x's {"code":..,"message":..}: small enough to
 		// decode whole.
 		b, _ := io.ReadAll(io.LimitReader(br, maxMessage))
-		var v struct{ Error, Message string }
+		var v struct{ Error, Message, Code string }
 		if json.Unmarshal(b, &v) == nil && (v.Error != "" || v.Message != "") {
 			s.writeString(v.Error + v.Message)
+			a.v2 = v.Code != ""
 		} else {
 			s.writeString(string(bytes.TrimSpace(b)))
 		}
@@ -172,8 +176,9 @@ type msgScanner struct {
 // looked for, "partial write: unable to parse '".
 const lineProbe = len(partialPrefix) + len(parsePrefix)
 
-// tailKeep is enough for " dropped=" and any int.
-const tailKeep = 64
+// tailKeep is enough for " dropped=N" and what InfluxDB 2 puts after it (" for database:
+// <id> for retention policy: <name>").
+const tailKeep = 192
 
 func (s *msgScanner) writeString(str string) {
 	for i := 0; i < len(str); i++ {
@@ -225,15 +230,20 @@ func (s *msgScanner) finish() {
 	}
 }
 
-// droppedN returns N of a "dropped=N" that ends the message, or -1.
+// droppedN returns N of the last " dropped=N" near the end of the message, or -1. InfluxDB 1.x
+// ends its message with it; InfluxDB 2 follows it with the database and retention policy.
 func (s *msgScanner) droppedN() int {
-	t := bytes.TrimRight(s.tail, " \n")
-	i := bytes.LastIndex(t, []byte(" dropped="))
+	i := bytes.LastIndex(s.tail, []byte(" dropped="))
 	if i < 0 {
 		return -1
 	}
-	n, err := strconv.Atoi(string(t[i+len(" dropped="):]))
-	if err != nil || n < 0 {
+	digits := s.tail[i+len(" dropped="):]
+	end := 0
+	for end < len(digits) && digits[end] >= '0' && digits[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(string(digits[:end]))
+	if err != nil || end < len(digits) && digits[end] != ' ' && digits[end] != '\n' {
 		return -1
 	}
 	return n

@@ -95,8 +95,12 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
 		// Before any message test: 401 says "unable to parse authentication credentials".
 		return morse.Retryable(serr, httpwrite.RetryAfter(a.header, time.Now()))
-	case a.status/100 == 4 && strings.HasPrefix(msg, partialPrefix):
+	case a.status/100 == 4 && partialReport(msg) != "":
 		return partial(a, serr, batchLen)
+	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix) && a.v2:
+		// InfluxDB 2 parses a whole request before it writes any of it: nothing is stored,
+		// because of the lines it names, which the batch writer isolates.
+		return &morse.RejectedError{Index: -1, Reason: morse.ReasonUnableToParse, Err: serr}
 	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix):
 		return morse.Permanent(morse.ReasonUnableToParse, serr)
 	case strings.HasPrefix(msg, "database not found"):
@@ -120,7 +124,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 // leaves something out (InfluxDB 1.6 reports only the engine's error when a batch has both
 // parse errors and, say, a type conflict), only what it says can be counted.
 func partial(a answer, serr *ServerError, batchLen int) error {
-	reason := reasonOf(strings.TrimPrefix(a.msg, partialPrefix))
+	reason := reasonOf(partialReport(a.msg))
 	dropped := a.parseErrors
 	switch {
 	case a.dropped >= 0:
@@ -136,12 +140,28 @@ func partial(a answer, serr *ServerError, batchLen int) error {
 	return &morse.PartialWriteError{Dropped: dropped, Reason: reason, Err: serr}
 }
 
+// partialReport is what follows "partial write: " in msg: at its start, as InfluxDB 1.x
+// writes it, or after "failure writing points to database: ", as InfluxDB 2 does on its
+// 1.x /write (422). It is empty when msg reports no partial write.
+func partialReport(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, partialPrefix); ok {
+		return rest
+	}
+	if _, rest, ok := strings.Cut(msg, ": "+partialPrefix); ok {
+		return rest
+	}
+	return ""
+}
+
 // reasonOf names the drop reason of a message (without "partial write: ").
 func reasonOf(msg string) string {
 	for _, r := range reasons {
 		if strings.HasPrefix(msg, r.prefix) {
 			return r.reason
 		}
+	}
+	if strings.Contains(msg, "points outside retention policy") { // InfluxDB 2: "dropped N points ..."
+		return morse.ReasonBeyondRetention
 	}
 	return ReasonPartialWrite
 }

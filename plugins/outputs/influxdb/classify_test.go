@@ -96,6 +96,34 @@ var classifyCases = []classifyCase{
 	{"proxy 404 on a wrong path", 404, []byte("404 page not found\n"), nil, 1, want{outcome: morse.OutcomeRetry}},
 	{"2.x-style body", 400, []byte(`{"code":"invalid","message":"partial write: points beyond retention policy dropped=2"}`), nil, 4,
 		want{outcome: morse.OutcomePartial, reason: morse.ReasonBeyondRetention, dropped: 2}},
+	// InfluxDB 2 on its 1.x /write (testdata/influxdb/v2-answers.md), not 1.6.7.
+	{"2.x type conflict (422)", 422, []byte(`{"code":"unprocessable entity","message":"failure writing points to database: partial write: field type conflict: input field \"v\" on measurement \"m\" is type string, already exists as type float dropped=1"}`), nil, 3,
+		want{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1}},
+	{"2.x beyond retention (422)", 422, []byte(`{"code":"unprocessable entity","message":"failure writing points to database: partial write: dropped 2 points outside retention policy of duration 1h0m0s - oldest point m at 2020-01-01T00:00:00Z dropped because it violates a Retention Policy Lower Bound at 2026-11-23T18:00:00Z, newest point m at 2020-01-01T00:00:01Z dropped because it violates a Retention Policy Lower Bound at 2026-11-23T18:00:00Z dropped=2 for database: 0a1b2c3d4e5f6a7b for retention policy: autogen"}`), nil, 5,
+		want{outcome: morse.OutcomePartial, reason: morse.ReasonBeyondRetention, dropped: 2}},
+}
+
+// TestClassify2xParseError: InfluxDB 2 refuses a whole request for a line it cannot parse
+// and stores nothing; the answer is a rejection, which the batch writer isolates, where
+// 1.x's (sent only when no line parsed) is a drop.
+func TestClassify2xParseError(t *testing.T) {
+	err := classify(400, []byte(`{"code":"invalid","message":"unable to parse 'm v=1 abc': bad timestamp"}`), nil, 3)
+	var rej *morse.RejectedError
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, morse.ReasonUnableToParse, rej.Reason)
+	err = classify(400, []byte(`{"error":"unable to parse 'm v=1 abc': bad timestamp"}`), nil, 1)
+	require.False(t, errors.As(err, &rej))
+	requireClass(t, err, want{outcome: morse.OutcomeDropped, reason: morse.ReasonUnableToParse})
+}
+
+// TestWriteTimeoutLeavesRoom: a write is bounded by timeout, but never below 30 s, so that a
+// first URL that never answers leaves time for the next.
+func TestWriteTimeoutLeavesRoom(t *testing.T) {
+	o := New()
+	o.Timeout = morse.Duration(5 * time.Second)
+	require.Equal(t, 30*time.Second, o.WriteTimeout())
+	o.Timeout = morse.Duration(45 * time.Second)
+	require.Equal(t, 45*time.Second, o.WriteTimeout())
 }
 
 // TestClassify runs the classifier over the exact answers of a real InfluxDB 1.6.7 (see

@@ -52,9 +52,18 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	})
 }
 
-// WriteTimeout tells the batch writer to bound each write attempt by the timeout option, so
-// that a sink that never answers is cancelled and retried after that long.
-func (o *InfluxDB) WriteTimeout() time.Duration { return time.Duration(o.Timeout) }
+// WriteTimeout bounds a write attempt by the timeout option, but never below the batch
+// writer's default of 30 s: a write may take several requests, each bounded by timeout on
+// its own (a URL that does not answer, then the next of urls; one per routed database; the
+// database's creation; 413 halves), and they need room together. With a bound equal to
+// timeout, a first URL that accepts and never answers used up the write, and the next URL
+// was never tried. A longer timeout is not cut short.
+func (o *InfluxDB) WriteTimeout() time.Duration {
+	return max(time.Duration(o.Timeout), minWriteTimeout)
+}
+
+// minWriteTimeout is the batch writer's default bound of a write (batch.DefaultWriteTimeout).
+const minWriteTimeout = 30 * time.Second
 
 // concurrentWrites is how many batches the agent may have in flight to one InfluxDB output.
 // One is enough when the server answers at once; a few hide a round trip of several
@@ -128,10 +137,17 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 		return serErr // nothing could be serialized: a permanent error for the whole batch
 	}
 	lines := len(metrics) - serDropped
-	err := o.post(ctx, key, body, lines, s.body.PlainLen())
+	plainLen := s.body.PlainLen()
+	err := o.post(ctx, key, body, lines, plainLen)
+	if err != nil {
+		// A server or proxy may answer before it has read the body (401, 404, 413), and Go's
+		// transport may then still be sending it from these buffers after post returns. Later
+		// bodies (the halves, the next database, the next write) are built in new ones.
+		s.body = httpwrite.Body{}
+	}
 	if mayCreate && !o.SkipDatabaseCreation && isReason(err, morse.ReasonDatabaseNotFound) {
 		if o.ensureDatabase(ctx, key.db) {
-			err = o.post(ctx, key, body, lines, s.body.PlainLen())
+			err = o.post(ctx, key, body, lines, plainLen) // the same bytes, only read again
 		}
 	}
 	if errors.Is(err, errTooLarge) && len(metrics) > 1 {

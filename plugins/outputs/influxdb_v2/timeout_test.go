@@ -1,15 +1,7 @@
 package influxdbv2
 
 import (
-	"bufio"
-	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +9,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/internal/testserver"
 )
 
 // TestWriteTimeoutBoundsTheWriter: the batch writer bounds each write by the timeout option
@@ -40,71 +33,12 @@ func TestWriteTimeoutBoundsTheWriter(t *testing.T) {
 	}
 }
 
-// earlyTooLarge serves HTTP/1.1 by hand, as a proxy in front of InfluxDB may: a request of
-// more than maxLen bytes gets 413 and "Connection: close" as soon as its headers are read,
-// and its body is never read while the connection stays open. Its sockets have a small
-// receive buffer, so Go's transport is still sending the body when the answer comes.
-// Smaller requests are read and stored. It returns the server's URL.
-func earlyTooLarge(t *testing.T, st *store, maxLen int64) string {
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		close(done)
-		_ = ln.Close()
-		wg.Wait()
-	})
-	serve := func(c net.Conn) {
-		defer wg.Done()
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			if req.ContentLength > maxLen {
-				fmt.Fprintf(c, "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(v2TooLarge), v2TooLarge)
-				<-done
-				return
-			}
-			body, err := io.ReadAll(req.Body)
-			if err != nil {
-				return
-			}
-			st.add(splitLines(body)...)
-			_, _ = io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
-		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go serve(c)
-		}
-	}()
-	return "http://" + ln.Addr().String()
-}
-
 // TestEarly413 writes to a server that answers 413 before it reads the body. The halves are
 // built while the transport may still be sending the refused body: they must go in buffers
 // it no longer reads (the race detector checks), and every line must arrive intact.
 func TestEarly413(t *testing.T) {
 	var st store
-	url := earlyTooLarge(t, &st, 32<<10)
+	url := testserver.EarlyTooLarge(t, 32<<10, v2TooLarge, func(body []byte) { st.add(splitLines(body)...) })
 	o := connected(t, url, func(o *InfluxDBv2) { o.ContentEncoding = "identity" })
 	batch := numbered(t, 40_000) // about 0.9 MB of line protocol: 413 five times over
 	err := o.Write(ctxT(t), batch)
