@@ -72,6 +72,10 @@ func (h *handler) openBody(r *http.Request) (io.Reader, func(), int, error) {
 	var src io.Reader = &countingReader{r: r.Body, c: h.l.c.bytes}
 	release := func() {}
 	if gz {
+		// The limit holds for the bytes that arrive too, as Telegraf's http.MaxBytesReader
+		// does: empty deflate blocks decompress to nothing, and would let a body of any size
+		// stream in for as long as read_timeout allows.
+		src = &limitReader{r: src, left: limit}
 		zr, err := getGzip(src)
 		if err != nil {
 			return nil, nil, http.StatusBadRequest, err
