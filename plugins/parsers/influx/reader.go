@@ -130,6 +130,9 @@ func (st *stream) makeRoom() {
 		// Room for one byte more than maxLine, so that an entry of exactly maxLine bytes
 		// and its newline fit, and a longer one is recognised.
 		st.buf = slices.Grow(st.buf, min(2*cap(st.buf), st.maxLine+1)-len(st.buf))
+		// Grow rounds the capacity up to a size class; beyond maxLine+1 it would let entries
+		// up to about a fifth longer than the limit through.
+		st.buf = st.buf[:len(st.buf):min(cap(st.buf), st.maxLine+1)]
 		return
 	}
 	if sp.inEntry() && !st.skipping {

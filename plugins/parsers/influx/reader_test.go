@@ -177,3 +177,28 @@ func TestParseStreamReusesTheCallersBuffer(t *testing.T) {
 	require.ErrorIs(t, errs[0], influx.ErrLineTooLong)
 	require.Contains(t, errs[0].Error(), "line too long (more than 16 bytes)")
 }
+
+// TestMaxLineBytesIsExact: a line just over max_line_size is refused, however the buffer grew
+// on the way to it (growing rounds capacities up), and one at the limit is kept.
+func TestMaxLineBytesIsExact(t *testing.T) {
+	const limit = 100_000
+	for _, tc := range []struct {
+		extra int // bytes beyond the limit, newline excluded
+		kept  bool
+	}{{0, true}, {1, false}, {4_000, false}} {
+		line := "m v=\"" + strings.Repeat("x", limit-len("m v=\"\"")+tc.extra) + "\""
+		var n int
+		var errs []influx.LineError
+		_, err := (&influx.Parser{MaxLineBytes: limit}).ParseStream(strings.NewReader(line+"\nn v=1\n"), nil,
+			func(morse.Metric) { n++ }, func(e influx.LineError) { errs = append(errs, e) })
+		require.NoError(t, err)
+		if tc.kept {
+			require.Equal(t, 2, n, "%d bytes", len(line))
+			require.Empty(t, errs)
+			continue
+		}
+		require.Equal(t, 1, n, "%d bytes", len(line))
+		require.Len(t, errs, 1)
+		require.ErrorIs(t, errs[0], influx.ErrLineTooLong)
+	}
+}
