@@ -23,9 +23,8 @@
 //
 // Append returns once write(2) has: a process crash (kill -9, OOM) loses nothing Append
 // returned nil for, since the page cache survives it. fsync runs every SyncInterval (or
-// never, or when the caller says), so a power cut loses at most that much, the last writes
-// to a segment whose file was closed meanwhile (a new segment started) included; the
-// directory is synced at once when a segment is created or removed.
+// never, or when the caller says), so a power cut loses at most that much; the directory is
+// synced at once when a segment is created or removed.
 //
 // Reading from the head hands out spans; Ack persists the position once every older item
 // is acknowledged. A crash before that hands the span out again on the next Open: items are
@@ -41,6 +40,18 @@
 // lease holds its items. AckLease deletes the
 // lease file; a crash between the sink's confirmation and that delete duplicates at most
 // that batch. A lease left by a crash goes back at the tail on Open.
+//
+// # A directory removed while open
+//
+// The queue keeps every file it holds open, one descriptor per segment. Each sync (every
+// SyncInterval, under SyncNever too), each new segment and Close check that the directory
+// and each file are still the ones opened (device and inode). When the directory was
+// removed or replaced, or files in it removed (rm -rf, systemd-tmpfiles, a mistake), the
+// queue makes the directory again (0700), takes its lock again, and writes each missing
+// file back from its open descriptor, the position and leases from memory, under a
+// temporary name renamed into place; it then goes on in the new files. What cannot be
+// written back is tried again at each check; what is still missing at Close is reported
+// to Options.OnCorrupt. Options.OnRestore hears of each attempt.
 //
 // # Repair
 //

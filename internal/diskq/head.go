@@ -132,7 +132,6 @@ func (q *Queue) recordAt(c pos, payload bool) (pos, found, error) {
 			if i == len(q.segs)-1 {
 				return c, found{}, io.EOF
 			}
-			q.releaseFile(s)
 			c = pos{seg: q.segs[i+1].id, seq: c.seq}
 			continue
 		}
@@ -154,11 +153,7 @@ func (q *Queue) recordAt(c pos, payload bool) (pos, found, error) {
 // which is enough to count and skip items.
 func (q *Queue) readRecord(s *segment, off int64, payload bool) (found, error) {
 	if q.winSeg != s {
-		if q.winSeg != nil {
-			old := q.winSeg
-			q.winSeg = nil
-			q.releaseFile(old)
-		}
+		q.winSeg = nil
 		f, err := q.file(s)
 		if err != nil {
 			return found{}, err
@@ -187,11 +182,7 @@ func (q *Queue) readRecord(s *segment, off int64, payload bool) (found, error) {
 // invalidateWindow drops what the read window holds, after records changed in place.
 func (q *Queue) invalidateWindow() {
 	q.win.reset(nil, 0)
-	if q.winSeg != nil {
-		old := q.winSeg
-		q.winSeg = nil
-		q.releaseFile(old)
-	}
+	q.winSeg = nil
 }
 
 // damaged handles damage found after Open, at c in s: it scans the rest of the segment,

@@ -26,7 +26,12 @@ func Open(dir string, opts Options) (*Queue, Recovery, error) {
 	if err != nil {
 		return nil, Recovery{}, err
 	}
-	q := &Queue{dir: dir, opts: opts, lockFile: lock, leases: map[*Lease]struct{}{}}
+	info, err := os.Stat(dir)
+	if err != nil {
+		lock.Close()
+		return nil, Recovery{}, fmt.Errorf("diskq: %w", err)
+	}
+	q := &Queue{dir: dir, dirInfo: info, opts: opts, lockFile: lock, leases: map[*Lease]struct{}{}}
 	q.fsyncDir = q.syncDirectory
 	q.fsyncFile = (*os.File).Sync
 	q.win = newWindow(nil, 0)
@@ -36,16 +41,19 @@ func Open(dir string, opts Options) (*Queue, Recovery, error) {
 		return nil, Recovery{}, err
 	}
 	rec.Items = q.lenLocked()
-	if opts.Sync == SyncInterval {
+	if opts.Sync != SyncManual {
 		q.stop, q.done = make(chan struct{}), make(chan struct{})
 		go q.syncLoop(opts.SyncInterval)
 	}
 	return q, rec, nil
 }
 
+// lockName is the file flock'ed by the queue that owns the directory.
+const lockName = "lock"
+
 // lockDir takes an exclusive lock on the directory, so that two processes never share it.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("diskq: %w", err)
 	}
@@ -298,9 +306,6 @@ func (q *Queue) numberSegments() {
 	q.tailSeq = seq
 	q.head.seq = 0
 	q.cursor = q.head
-	for _, s := range q.segs[:len(q.segs)-1] {
-		q.releaseFile(s)
-	}
 }
 
 // persistHead writes the head position.

@@ -59,6 +59,10 @@ type Options struct {
 	// OnCorrupt receives every damaged region found, on Open and later, with the queue's
 	// lock held: it must not call the queue.
 	OnCorrupt func(Corruption)
+	// OnRestore receives what each check found when the directory, or a file of the queue
+	// in it, was removed or replaced while the queue had it open, and what writing it back
+	// did (see Restore), with the queue's lock held: it must not call the queue.
+	OnRestore func(Restore)
 }
 
 // Corruption is a damaged region of a segment: its records are skipped.
@@ -106,8 +110,9 @@ type Record struct {
 // Queue is a durable queue of records in segment files under one directory. It is safe for
 // concurrent use. See the package documentation for the format and the crash semantics.
 type Queue struct {
-	dir  string
-	opts Options
+	dir     string
+	dirInfo os.FileInfo // the directory Open opened (or restore made), to notice a new one
+	opts    Options
 
 	mu       sync.Mutex
 	lockFile *os.File
@@ -132,8 +137,12 @@ type Queue struct {
 	posDirty bool
 	dirDirty bool
 	closed   bool
-	stop     chan struct{}
-	done     chan struct{}
+	// restores counts the failed attempts of the restore under way (restore.go), 0 while
+	// the files are in place; restoreCause is what its first check found.
+	restores     int
+	restoreCause string
+	stop         chan struct{}
+	done         chan struct{}
 
 	// fsyncDir syncs the directory and fsyncFile a file; tests replace them to watch.
 	fsyncDir  func() error
@@ -269,6 +278,7 @@ func (q *Queue) write(recs []byte, items int) error {
 
 // roll starts a new segment after the newest.
 func (q *Queue) roll() (*segment, error) {
+	q.checkDir() // a new segment in a directory that is gone would fail, or be lost
 	old := q.tail()
 	s, err := q.createSegment(old.id + 1)
 	if err != nil {
@@ -276,7 +286,6 @@ func (q *Queue) roll() (*segment, error) {
 	}
 	s.firstSeq = q.tailSeq
 	q.segs = append(q.segs, s)
-	q.releaseFile(old)
 	return s, nil
 }
 
@@ -293,15 +302,9 @@ func (q *Queue) createSegment(id uint64) (*segment, error) {
 	return &segment{id: id, f: f}, nil
 }
 
-// releaseFile closes a segment's file unless it is the newest or being read.
-func (q *Queue) releaseFile(s *segment) {
-	if s.f != nil && s != q.tail() && s != q.winSeg {
-		s.f.Close()
-		s.f = nil
-	}
-}
-
-// file returns the segment's file, opening it when needed.
+// file returns the segment's file, opening it when needed. Every segment's file stays open
+// while the queue holds the segment (one descriptor per segment, SegmentBytes each), so
+// that a directory removed under the queue can be written back from them (restore.go).
 func (q *Queue) file(s *segment) (*os.File, error) {
 	if s.f == nil {
 		f, err := os.OpenFile(q.path(segmentName(s.id)), os.O_RDWR, 0)
@@ -427,6 +430,9 @@ func (q *Queue) Close() error {
 		close(q.stop)
 		<-q.done
 	}
+	q.mu.Lock()
+	q.closeCheck()
+	q.mu.Unlock()
 	var errs []error
 	if q.opts.Sync != SyncNever {
 		errs = append(errs, q.Sync())

@@ -7,9 +7,14 @@ import (
 	"time"
 )
 
-// Sync forces what changed since the last sync to stable storage.
+// Sync forces what changed since the last sync to stable storage. It first checks that the
+// directory and the queue's files are still in place, and writes back what was removed
+// (see Restore).
 func (q *Queue) Sync() error {
 	q.mu.Lock()
+	if !q.closed { // Close made its own last check
+		q.checkDir()
+	}
 	files := q.unsynced
 	q.unsynced = nil
 	if q.posDirty {
@@ -42,16 +47,20 @@ func (q *Queue) syncLoop(interval time.Duration) {
 		case <-q.stop:
 			return
 		case <-t.C:
+			if q.opts.Sync == SyncNever {
+				q.Check() // nothing to sync, but a removed directory is still noticed
+				continue
+			}
 			_ = q.Sync() // a failing disk shows in the writes; the next tick tries again
 		}
 	}
 }
 
-// syncFile fsyncs f. A file may have been closed since it was written: a segment's file is
-// released when a new segment starts or a read leaves it, with its last writes still to
-// sync. fsync flushes the file, not the descriptor, so the file is opened again by name to
-// sync them; one removed meanwhile (a consumed segment, an acknowledged lease) needs
-// nothing. Sync runs without the lock, so a rotation may close the file even while it runs.
+// syncFile fsyncs f. A file may have been closed since it was written: Sync runs without
+// the lock, so a restore (restore.go) may put a new file in its place even while it runs.
+// fsync flushes the file, not the descriptor, so the file is opened again by name to sync
+// what is there; one removed meanwhile (a consumed segment, an acknowledged lease) needs
+// nothing.
 func (q *Queue) syncFile(f *os.File) error {
 	err := q.fsyncFile(f)
 	if !errors.Is(err, os.ErrClosed) {
