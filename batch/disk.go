@@ -117,6 +117,7 @@ func NewDiskBuffer(limit int, ev Eviction, o DiskOptions) (*DiskBuffer, error) {
 		SyncInterval: o.SyncInterval,
 		Split:        splitPayload,
 		OnCorrupt:    b.onCorrupt,
+		OnRestore:    b.restoreLogger(),
 	}
 	if o.Sync == DiskSyncNever {
 		qo.Sync = diskq.SyncNever
@@ -320,8 +321,9 @@ func (b *DiskBuffer) Close() error {
 	if len(lost) > 0 {
 		b.report(morse.ReasonShutdown, metricsOf(nil, lost), len(lost))
 	}
+	err := b.q.Close() // reports what a removed directory lost, to reportCorrupt
 	b.reportCorrupt()
-	return b.q.Close()
+	return err
 }
 
 // report hands an eviction to the Eviction, with the metrics only when it asked for them.
