@@ -109,6 +109,7 @@ func TestRestoreRemovedSegments(t *testing.T) {
 	dir := t.TempDir()
 	var rs restores
 	q, _ := busyQueue(t, dir, &rs, nil)
+	require.NoError(t, os.Chmod(dir, 0o755))
 	for _, f := range segmentFiles(t, dir) {
 		require.NoError(t, os.Remove(f))
 	}
@@ -123,7 +124,8 @@ func TestRestoreReplacedDirectory(t *testing.T) {
 	var rs restores
 	q, _ := busyQueue(t, dir, &rs, nil)
 	require.NoError(t, os.Rename(dir, dir+".old"))
-	require.NoError(t, os.Mkdir(dir, 0o750))
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chmod(dir, 0o750))
 	q.Sync()
 	requireRestored(t, q, dir, &rs, "directory replaced", 0o750)
 }
