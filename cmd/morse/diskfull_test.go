@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,52 +27,16 @@ import (
 // killed with kill -9. Restarted with room on the disk and the sink up, it delivers every
 // line it answered 204 for: what the full disk made it hold in memory it never acknowledged.
 func TestDiskFullAcknowledgesOnlyWhatIsOnDisk(t *testing.T) {
-	in := testserver.StartInfluxDB(t, testserver.InfluxOptions{})
-	in.Exec(t, "CREATE DATABASE crash")
-	proxy := testserver.StartProxy(t, strings.TrimPrefix(in.URL(), "http://"))
-	proxy.Cut() // the sink is down until the restart
-	dir := t.TempDir()
-	bufDir := mountTmpfs(t, filepath.Join(dir, "buffer"), 8<<20)
-	ballast := filepath.Join(bufDir, "ballast")
-	require.NoError(t, os.WriteFile(ballast, make([]byte, 6<<20), 0o644))
-	listen := freeAddr(t)
-	conf := filepath.Join(dir, "morse.conf")
-	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(`
-[agent]
-  omit_hostname = true
-  flush_interval = "200ms"
-  metric_batch_size = 1000
-  metric_buffer_limit = 100000
-  buffer_strategy = "disk"
-  buffer_directory = %q
-[[inputs.influxdb_listener]]
-  service_address = %q
-  backpressure_max_wait = "1s"
-[[outputs.influxdb]]
-  urls = [%q]
-  database = "crash"
-  skip_database_creation = true
-  content_encoding = "identity"
-`, bufDir, listen, proxy.URL())), 0o644))
-
-	logPath := filepath.Join(dir, "agent.log")
-	logs, err := os.Create(logPath)
-	require.NoError(t, err)
-	defer logs.Close()
-	agent := startAgentLogging(t, conf, listen, logs)
-	s := floodUntilRefused(t, listen, 60_000, 60*time.Second)
-	require.NoError(t, agent.Process.Kill()) // kill -9
-	_ = agent.Wait()
-	out, err := os.ReadFile(logPath)
-	require.NoError(t, err)
+	e := startDiskFull(t, "")
+	s := floodUntilRefused(t, e.listen, 60_000, 60*time.Second)
+	out := e.kill(t)
 	t.Logf("sent %d lines in %d writes: %d acknowledged (204), %d writes refused (503), %d failed otherwise",
 		s.sent, s.writes, len(s.acked), s.refused, s.failed)
 	require.Positive(t, s.refused, "the listener pushed back on the full disk: %s", out)
-	require.Equal(t, 1, strings.Count(string(out), "the disk refuses writes"), "one warning: %s", out)
+	require.Equal(t, 1, strings.Count(out, "the disk refuses writes"), "one warning: %s", out)
 
-	require.NoError(t, os.Remove(ballast)) // room on the disk again
-	proxy.Restore()
-	agent = startAgent(t, conf, listen)
+	agent := e.restart(t)
+	in := e.in
 	var got map[int64]bool
 	arrived := 0
 	require.Eventually(t, func() bool {
@@ -86,6 +52,117 @@ func TestDiskFullAcknowledgesOnlyWhatIsOnDisk(t *testing.T) {
 	_ = agent.Wait()
 	t.Logf("after kill -9 and a restart: %d of %d acknowledged lines arrived; %d lines stored in all",
 		arrived, len(s.acked), len(got))
+}
+
+// TestDiskFullStopsReadingTCP: with the disk buffer's disk full and its sink down, a TCP
+// socket_listener stops reading, so a sender's writes stall, rather than the agent taking
+// everything into memory. Restarted with room and the sink up, the agent delivers what it
+// had on disk; TCP acknowledges nothing, so what the kill -9 took from the socket buffers
+// and memory is only reported.
+func TestDiskFullStopsReadingTCP(t *testing.T) {
+	tcp := freeAddr(t)
+	// Small socket buffers, so that what the kernel takes while the listener does not read
+	// is small beside what the disk holds.
+	e := startDiskFull(t, fmt.Sprintf("[[inputs.socket_listener]]\n  service_address = \"tcp://%s\"\n  read_buffer_size = \"64KiB\"\n", tcp))
+	conn, err := net.Dial("tcp", tcp)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.(*net.TCPConn).SetWriteBuffer(64<<10))
+	const total, chunk = 60_000, 200
+	written, stalled := 0, false
+	for written < total && !stalled {
+		var b strings.Builder
+		for i := written; i < written+chunk; i++ {
+			fmt.Fprintf(&b, "m,src=diskfull v=%di,pad=%q %d\n", i, strings.Repeat("x", 80), 1_700_000_000_000_000_000+int64(i))
+		}
+		require.NoError(t, conn.SetWriteDeadline(time.Now().Add(2*time.Second)))
+		if _, err := conn.Write([]byte(b.String())); err != nil {
+			require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			stalled = true
+			break
+		}
+		written += chunk
+	}
+	out := e.kill(t)
+	t.Logf("TCP: %d lines written before the listener stopped reading", written)
+	require.True(t, stalled, "the listener stops reading while the disk is full: %s", out)
+	require.Equal(t, 1, strings.Count(out, "the disk refuses writes"), "one warning: %s", out)
+
+	agent := e.restart(t)
+	var stored, last int
+	require.Eventually(t, func() bool { // the count settles: the buffer is written
+		last, stored = stored, len(storedSet(t, e.in))
+		return stored > 0 && stored == last
+	}, 60*time.Second, time.Second)
+	require.NoError(t, agent.Process.Signal(syscall.SIGTERM))
+	_ = agent.Wait()
+	require.LessOrEqual(t, stored, written)
+	t.Logf("TCP: after kill -9 and a restart %d of the %d lines written arrived", stored, written)
+}
+
+// diskFull is an agent whose disk buffer is on a full disk and whose sink is down.
+type diskFull struct {
+	in                    *testserver.Influx
+	proxy                 *testserver.Proxy
+	conf, listen, ballast string
+	logPath               string
+	agent                 *exec.Cmd
+}
+
+// startDiskFull starts an agent with the disk buffer on an 8 MiB tmpfs that a 6 MiB ballast
+// file fills in part, an HTTP listener and the inputs of extra, writing to a real InfluxDB
+// behind a proxy that is cut.
+func startDiskFull(t *testing.T, extra string) *diskFull {
+	e := &diskFull{in: testserver.StartInfluxDB(t, testserver.InfluxOptions{})}
+	e.in.Exec(t, "CREATE DATABASE crash")
+	e.proxy = testserver.StartProxy(t, strings.TrimPrefix(e.in.URL(), "http://"))
+	e.proxy.Cut() // the sink is down until the restart
+	dir := t.TempDir()
+	bufDir := mountTmpfs(t, filepath.Join(dir, "buffer"), 8<<20)
+	e.ballast = filepath.Join(bufDir, "ballast")
+	require.NoError(t, os.WriteFile(e.ballast, make([]byte, 6<<20), 0o644))
+	e.listen = freeAddr(t)
+	e.conf = filepath.Join(dir, "morse.conf")
+	require.NoError(t, os.WriteFile(e.conf, []byte(fmt.Sprintf(`
+[agent]
+  omit_hostname = true
+  flush_interval = "200ms"
+  metric_batch_size = 1000
+  metric_buffer_limit = 100000
+  buffer_strategy = "disk"
+  buffer_directory = %q
+[[inputs.influxdb_listener]]
+  service_address = %q
+  backpressure_max_wait = "1s"
+%s
+[[outputs.influxdb]]
+  urls = [%q]
+  database = "crash"
+  skip_database_creation = true
+  content_encoding = "identity"
+`, bufDir, e.listen, extra, e.proxy.URL())), 0o644))
+	e.logPath = filepath.Join(dir, "agent.log")
+	logs, err := os.Create(e.logPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { logs.Close() })
+	e.agent = startAgentLogging(t, e.conf, e.listen, logs)
+	return e
+}
+
+// kill kills the agent with kill -9 and returns what it logged.
+func (e *diskFull) kill(t *testing.T) string {
+	require.NoError(t, e.agent.Process.Kill())
+	_ = e.agent.Wait()
+	out, err := os.ReadFile(e.logPath)
+	require.NoError(t, err)
+	return string(out)
+}
+
+// restart frees the disk, restores the sink and starts the agent again.
+func (e *diskFull) restart(t *testing.T) *exec.Cmd {
+	require.NoError(t, os.Remove(e.ballast))
+	e.proxy.Restore()
+	return startAgent(t, e.conf, e.listen)
 }
 
 // mountTmpfs mounts a tmpfs of size bytes on dir, created if need be, until the test ends.
