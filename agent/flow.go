@@ -90,6 +90,32 @@ func (acc *accumulator) WaitForRoom(ctx context.Context) error {
 	return nil
 }
 
+// WaitForDisk implements morse.DiskWaiter: it waits while an output that this input feeds
+// holds metrics in memory because its disk buffer's disk refused them. The wait is counted
+// as a wait for room.
+func (acc *accumulator) WaitForDisk(ctx context.Context) error {
+	if !acc.toOutputs {
+		return nil
+	}
+	ri := acc.in
+	st := ri.agent.state.Load()
+	fs := ri.fedFor(st)
+	var start time.Time
+	for i, ro := range st.outputs {
+		if !fs.fed[i].Load() || !ro.w.HoldsInMemory() {
+			continue
+		}
+		if start.IsZero() {
+			start = time.Now()
+			defer func() { ri.countWait(time.Since(start)) }()
+		}
+		if err := ro.w.WaitForDisk(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // countWait counts one wait for room and its length.
 func (ri *runningInput) countWait(d time.Duration) {
 	f := &ri.flow

@@ -69,7 +69,9 @@ const DefaultDiskRetryInterval = time.Second
 // before it returns, so a crash of the process loses nothing that was added. Batch reads,
 // Accept acknowledges and Reject rewinds. When the disk refuses a write (full, or a
 // file-size limit) the metrics are kept in memory within the limit and written once the disk
-// takes them again. One bound holds memory and disk together: the limit (count), MaxBytes
+// takes them again, retried every RetryInterval by the buffer itself; meanwhile the Writer
+// holds back the inputs that can wait, and tracked metrics are not done (diskspill.go). One
+// bound holds memory and disk together: the limit (count), MaxBytes
 // and MaxAge; past any of them the oldest metrics go, each reported to the Eviction under
 // its reason. Records found damaged are reported under morse.ReasonCorrupt.
 type DiskBuffer struct {
@@ -89,6 +91,8 @@ type DiskBuffer struct {
 	flights  []*diskFlight
 	closed   bool
 	encodeMs []morse.Metric // the metrics the queue's encode callback writes
+
+	fb fallback // what is held in memory while the disk refuses writes, and who is told
 }
 
 // DiskBufferFactory returns a constructor for Options.NewBuffer that builds a DiskBuffer.
@@ -111,6 +115,7 @@ func NewDiskBuffer(limit int, ev Eviction, o DiskOptions) (*DiskBuffer, error) {
 	}
 	o = o.withDefaults()
 	b := &DiskBuffer{opts: o, limit: max(limit, 1), ev: ev, log: o.Logger, warn: throttle.New(10 * time.Second)}
+	b.fb.warn = throttle.New(time.Minute)
 	qo := diskq.Options{
 		SegmentBytes: o.SegmentBytes,
 		Sync:         diskq.SyncInterval,
@@ -178,24 +183,30 @@ func (b *DiskBuffer) Add(m morse.Metric) int {
 }
 
 // AddBatch writes the metrics to disk as one record, evicts the oldest past the bounds and
-// returns how many the buffer then holds. It keeps no reference to ms. After Close (a Write
-// racing the Writer's Close) nothing would ever write or report metrics kept in memory, so
-// they are reported as dropped under morse.ReasonShutdown instead.
+// returns how many the buffer then holds. It keeps no reference to ms. Tracked metrics that
+// reach the disk are done, delivered; those kept in memory stay tracked until they reach the
+// disk or leave the buffer. After Close (a Write racing the Writer's Close) nothing would
+// ever write or report metrics kept in memory, so they are reported as dropped under
+// morse.ReasonShutdown instead.
 func (b *DiskBuffer) AddBatch(ms []morse.Metric) int {
 	if len(ms) > 0 {
 		b.mu.Lock()
 		closed := b.closed
+		stored, done := 0, []morse.Metric(nil)
 		if !closed {
-			b.store(ms, b.opts.Now())
+			stored, done = b.store(ms, b.opts.Now())
+			b.publish()
 		}
 		b.mu.Unlock()
 		if closed {
-			if b.ev.Keep {
+			if b.ev.keep() {
 				ms = slices.Clone(ms)
 			}
 			b.report(morse.ReasonShutdown, ms, len(ms))
 			return b.Len()
 		}
+		morse.SettleTracked(ms[:stored], true)
+		morse.SettleTracked(done, true)
 	}
 	b.evictExcess()
 	b.reportCorrupt()
@@ -205,25 +216,29 @@ func (b *DiskBuffer) AddBatch(ms []morse.Metric) int {
 // maxRecordMetrics bounds a record, so that a huge AddBatch never makes a huge payload.
 const maxRecordMetrics = 1 << 16
 
-// store writes ms to disk, or keeps them in memory while the disk refuses writes. The caller
-// holds the lock, on a buffer that is not closed.
-func (b *DiskBuffer) store(ms []morse.Metric, now time.Time) {
+// store writes ms to disk, or keeps them in memory while the disk refuses writes. It returns
+// how many of ms it wrote, the first ones, and the tracked metrics that it wrote from memory.
+// The caller holds the lock, on a buffer that is not closed, and settles them once it has
+// released it.
+func (b *DiskBuffer) store(ms []morse.Metric, now time.Time) (stored int, done []morse.Metric) {
 	if b.spill.len() > 0 && !now.Before(b.retryAt) {
-		b.unspill(now)
+		done = b.unspill(now)
 	}
 	if b.spill.len() > 0 {
 		b.keep(ms, now)
-		return
+		return 0, done
 	}
-	for len(ms) > 0 {
-		chunk := ms[:min(len(ms), maxRecordMetrics)]
+	for stored < len(ms) {
+		chunk := ms[stored:min(len(ms), stored+maxRecordMetrics)]
 		if err := b.append(chunk, now.UnixNano()); err != nil {
 			b.diskFailed(err, now)
-			b.keep(ms, now)
-			return
+			b.keep(ms[stored:], now)
+			return stored, done
 		}
-		ms = ms[len(chunk):]
+		stored += len(chunk)
 	}
+	b.diskWorks()
+	return stored, done
 }
 
 func (b *DiskBuffer) append(ms []morse.Metric, at int64) error {
@@ -234,42 +249,6 @@ func (b *DiskBuffer) append(ms []morse.Metric, at int64) error {
 }
 
 func (b *DiskBuffer) encode(dst []byte) []byte { return appendMetrics(dst, b.encodeMs) }
-
-// keep holds metrics in memory while the disk refuses them.
-func (b *DiskBuffer) keep(ms []morse.Metric, now time.Time) {
-	at := now.UnixNano()
-	for _, m := range ms {
-		b.spill.pushBack(spilled{m: m, at: at})
-	}
-}
-
-func (b *DiskBuffer) diskFailed(err error, now time.Time) {
-	b.diskErr = err
-	b.retryAt = now.Add(b.opts.RetryInterval)
-	if ok, suppressed := b.warn.Allow(now); ok {
-		b.log.Warn("disk buffer: write failed, keeping metrics in memory until the disk takes them",
-			"dir", b.opts.Dir, "error", err, throttle.SuppressedKey, suppressed)
-	}
-}
-
-// unspill writes what is kept in memory to disk, oldest first, as far as the disk takes it.
-func (b *DiskBuffer) unspill(now time.Time) {
-	var chunk []spilled
-	var ms []morse.Metric
-	for b.spill.len() > 0 {
-		chunk = b.spill.popFront(chunk[:0], maxRecordMetrics)
-		ms = metricsOf(ms[:0], chunk)
-		if err := b.append(ms, chunk[0].at); err != nil {
-			b.spill.pushFront(chunk)
-			b.diskFailed(err, now)
-			return
-		}
-	}
-	if b.diskErr != nil {
-		b.log.Info("disk buffer: the disk takes writes again", "dir", b.opts.Dir)
-		b.diskErr = nil
-	}
-}
 
 // Len is the number of metrics held, on disk and in memory, not counting batches in flight.
 func (b *DiskBuffer) Len() int {
@@ -311,13 +290,17 @@ func (b *DiskBuffer) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.unspill(b.opts.Now())
+	done := b.unspill(b.opts.Now())
 	lost := b.spill.popFront(nil, b.spill.len())
 	for _, fl := range b.flights {
 		lost = append(lost, fl.spill...)
 	}
 	b.flights = nil
+	b.fb.inFlight = 0
+	b.stopRetry()
+	b.publish()
 	b.mu.Unlock()
+	morse.SettleTracked(done, true)
 	if len(lost) > 0 {
 		b.report(morse.ReasonShutdown, metricsOf(nil, lost), len(lost))
 	}
@@ -326,12 +309,13 @@ func (b *DiskBuffer) Close() error {
 	return err
 }
 
-// report hands an eviction to the Eviction, with the metrics only when it asked for them.
+// report hands an eviction to the Eviction, with the metrics only when it asked for them:
+// Keep, or a tracked metric buffered, since the metrics held in memory may be tracked.
 func (b *DiskBuffer) report(reason string, ms []morse.Metric, n int) {
 	if n <= 0 || b.ev.Report == nil {
 		return
 	}
-	if !b.ev.Keep {
+	if !b.ev.keep() {
 		ms = nil
 	}
 	b.ev.Report(reason, n, ms)

@@ -41,6 +41,7 @@ func (b *DiskBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	if fl.n = len(dst) - start; fl.n > 0 {
 		fl.key = &dst[start]
 		b.flights = append(b.flights, fl)
+		b.fb.inFlight += len(fl.spill)
 	}
 	b.mu.Unlock()
 	b.reportCorrupt()
@@ -174,12 +175,15 @@ func (b *DiskBuffer) Accept(batch []morse.Metric) {
 			errs = append(errs, b.q.AckLease(fl.lease))
 		}
 		undecodable += fl.undecodable
+		b.fb.inFlight -= len(fl.spill)
 	}
 	if err := errors.Join(errs...); err != nil {
 		b.readFailed(err)
 	}
+	b.publish()
 	b.mu.Unlock()
 	b.report(morse.ReasonCorrupt, nil, undecodable)
+	b.notify()
 }
 
 // Reject puts the batch back where Batch takes from, and evicts the oldest metrics if the
@@ -189,6 +193,7 @@ func (b *DiskBuffer) Reject(batch []morse.Metric) {
 	fls := b.takeFlights(batch)
 	for i := len(fls) - 1; i >= 0; i-- {
 		fl := fls[i]
+		b.fb.inFlight -= len(fl.spill)
 		if b.opts.NewestFirst {
 			b.spill.pushBack(fl.spill...)
 		} else {
@@ -211,11 +216,14 @@ func (b *DiskBuffer) Reject(batch []morse.Metric) {
 const evictChunk = 10000
 
 // evictExcess evicts the oldest metrics until the buffer is within its bounds, in steps,
-// reporting each step after releasing the lock.
+// reporting each step after releasing the lock. Then it tells the Writer whether metrics
+// are still held in memory (notify), for it runs after every Add, Batch and Reject.
 func (b *DiskBuffer) evictExcess() {
+	defer b.notify()
 	for {
 		b.mu.Lock()
 		reason, ms, n, more := b.evictStep()
+		b.publish()
 		b.mu.Unlock()
 		b.report(reason, ms, n)
 		if !more || n == 0 {

@@ -26,6 +26,7 @@ type outputStats struct {
 
 	bufferSize, bufferLimit           *selfstat.Counter
 	bufferBytes, bufferAge            *selfstat.Counter // of a buffer that knows them (BufferGauges)
+	memFallback                       *selfstat.Counter // buffer_memory_fallback, of a disk buffer; nil otherwise
 	added, written, dropped, filtered *selfstat.Counter
 	rejected                          *selfstat.Counter // the part of dropped the sink refused
 	writeErrors, writeTimeNs          *selfstat.Counter
@@ -187,6 +188,9 @@ type Stats struct {
 	BufferLimit     int
 	BufferBytes     int64         // bytes the buffer holds, for a buffer that knows (BufferGauges)
 	BufferOldestAge time.Duration // how long the oldest metric has waited, likewise
+	// BufferMemoryFallback is how many metrics a disk buffer holds in memory because its
+	// disk refused them: a crash would lose them. 0 for other buffers.
+	BufferMemoryFallback int64
 	// DeadLetterFailed counts the dropped metrics the dead letter could not keep, and
 	// DeadLetterRemoved the ones its bound removed from it since the writer started.
 	DeadLetterFailed, DeadLetterRemoved int64
@@ -198,6 +202,9 @@ func (s *outputStats) snapshot() Stats {
 		Added: s.added.Get(), Written: s.written.Get(), Dropped: s.dropped.Get(),
 		Filtered: s.filtered.Get(), WriteErrors: s.writeErrors.Get(),
 		BufferLimit: int(s.bufferLimit.Get()), DroppedByReason: map[string]int64{},
+	}
+	if s.memFallback != nil {
+		st.BufferMemoryFallback = s.memFallback.Get()
 	}
 	if s.deadLetterFailed != nil {
 		st.DeadLetterFailed, st.DeadLetterRemoved = s.deadLetterFailed.Get(), s.deadLetterRemoved.Get()

@@ -5,25 +5,18 @@ import "github.com/morse-agent/morse"
 // Tracked metrics (morse.TrackingAccumulator) hold a reference on their group while the
 // writer holds them. The writer takes it as it buffers them and gives it back once they
 // leave for good: written (settle in the flush loop), evicted, or left over at shutdown. A
-// persistent buffer keeps what it takes across a crash of the process, so a tracked metric
-// is done as soon as the disk buffer has it; only a power cut within the buffer's sync
-// interval can lose it then, which is the disk buffer's own promise.
+// persistent buffer keeps what it takes across a crash of the process, so it gives a
+// tracked metric's reference back, delivered, as soon as the metric is on its disk; only a
+// power cut within the buffer's sync interval can lose it then, which is the disk buffer's
+// own promise. What it holds in memory because its disk refused it keeps its reference
+// until it reaches the disk, or leaves the buffer as from a memory buffer (diskspill.go).
 
 // retainTracked takes a reference for every tracked metric of ms, which the buffer will
 // hold, and returns ms. From the first one on, the buffer hands over what it evicts, so that
-// evicted metrics give their references back. A persistent buffer gets a copy of ms without
-// their groups instead: they are done once it has them, and the reference the accumulator
-// holds while it hands ms out keeps their groups open until then.
+// evicted metrics give their references back.
 func (w *Writer) retainTracked(ms []morse.Metric) []morse.Metric {
 	if !anyTracked(ms) {
 		return ms
-	}
-	if _, ok := w.buf.(PersistentBuffer); ok {
-		out := make([]morse.Metric, len(ms))
-		for i, m := range ms {
-			out[i] = m.Untracked()
-		}
-		return out
 	}
 	if morse.RetainTracked(ms) > 0 && !w.tracked.Load() {
 		w.tracked.Store(true)

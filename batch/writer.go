@@ -55,7 +55,10 @@ type Writer struct {
 	retry   *retrySender
 	flusher *flusher
 	gate    *flowgate.Gate // backpressure: holds WaitForRoom's callers while a backlog is written
-	log     *slog.Logger
+	// fallback is the buffer, if it may hold metrics in memory that it promised to keep on
+	// disk (fallback.go); nil otherwise.
+	fallback fallbackBuffer
+	log      *slog.Logger
 
 	stopping chan struct{} // closed when Close begins: the soft shutdown
 	done     chan struct{} // closed when the flush goroutine has ended
@@ -123,6 +126,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	w.flusher.drops, w.flusher.stats, w.flusher.logRetry, w.flusher.log = w.drops, w.stats, w.logRetry, log
 	w.gate = newGate(opts, buf, w.sched)
 	w.flusher.gate = w.gate
+	w.watchFallback()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	w.hardStop = cancel
@@ -210,7 +214,9 @@ func newGate(opts Options, buf Buffer, sched *scheduler) *flowgate.Gate {
 // the low-water mark, the output fails or closes, or ctx ends; it then returns ctx's error.
 // A listener that can push back on its senders calls it before it adds more, so a sender
 // that outruns a healthy sink is slowed instead of having its oldest metrics evicted. An
-// output that fails never holds anyone back: its buffer evicts, and counts, instead.
+// output that fails never holds anyone back: its buffer evicts, and counts, instead; but a
+// disk buffer that holds metrics in memory because its disk refused them does, whatever the
+// sink (WaitForDisk).
 func (w *Writer) WaitForRoom(ctx context.Context) error { return w.gate.Wait(ctx) }
 
 // HoldsBack reports whether WaitForRoom would block now.
@@ -230,6 +236,9 @@ func (w *Writer) updateGauges() {
 	if g, ok := w.buf.(BufferGauges); ok && !w.bufClosed.Load() {
 		w.stats.bufferBytes.Set(g.Bytes())
 		w.stats.bufferAge.Set(int64(g.OldestAge()))
+	}
+	if w.fallback != nil && !w.bufClosed.Load() {
+		w.stats.memFallback.Set(int64(w.fallback.MemoryFallback()))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -105,9 +106,16 @@ func TestCrashCyclesLoseNothing(t *testing.T) {
 // startAgent runs the built binary on conf and waits until its listener answers.
 func startAgent(t *testing.T, conf, listen string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(morseBin, "--config", conf)
 	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	return startAgentLogging(t, conf, listen, &logs)
+}
+
+// startAgentLogging is startAgent with the agent's output going to logs, which the test may
+// read once the agent has exited, or at any time if it is an *os.File.
+func startAgentLogging(t *testing.T, conf, listen string, logs io.Writer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(morseBin, "--config", conf)
+	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	require.Eventually(t, func() bool {
@@ -117,7 +125,7 @@ func startAgent(t *testing.T, conf, listen string) *exec.Cmd {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusNoContent
-	}, 20*time.Second, 20*time.Millisecond, "the listener answers: %s", &logs)
+	}, 20*time.Second, 20*time.Millisecond, "the listener answers: %s", logs)
 	return cmd
 }
 

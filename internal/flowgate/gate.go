@@ -1,7 +1,8 @@
 // Package flowgate holds producers back while a consumer that keeps up works through a
-// backlog, with two water marks so that the gate does not flap at one level. It knows
-// nothing of metrics, buffers or outputs: its owner tells it the backlog's size and whether
-// the consumer is healthy, and producers wait on it.
+// backlog, with two water marks so that the gate does not flap at one level, and while its
+// owner cannot keep what it is given as it promised (Hold). It knows nothing of metrics,
+// buffers or outputs: its owner tells it the backlog's size, whether the consumer is
+// healthy and whether to hold, and producers wait on it.
 package flowgate
 
 import (
@@ -11,9 +12,10 @@ import (
 )
 
 // Gate is open while the backlog is below the high-water mark, or the consumer is not
-// healthy. It closes when a healthy consumer's backlog reaches the high-water mark and opens
-// again when the backlog falls to the low-water mark, the consumer stops being healthy, or
-// the gate is disabled. Its methods are safe for concurrent use; Observe and Wait cost two
+// healthy, and the owner does not hold it. It closes when a healthy consumer's backlog
+// reaches the high-water mark and opens again when the backlog falls to the low-water mark,
+// the consumer stops being healthy, or the gate is disabled. A hold (Hold) closes it
+// whatever the backlog and the consumer's health, until it is released or the gate disabled. Its methods are safe for concurrent use; Observe and Wait cost two
 // atomic loads while nothing changes, so they may be called for every few metrics.
 type Gate struct {
 	high, low int
@@ -23,6 +25,7 @@ type Gate struct {
 	closed   atomic.Bool
 	healthy  atomic.Bool
 	disabled atomic.Bool
+	held     atomic.Bool // written under mu, so that a closed gate that is held stays closed
 
 	mu     sync.Mutex
 	opened chan struct{} // closed when the gate opens; a new one each time it closes
@@ -44,7 +47,7 @@ func New(high, low int, level func() int, onClose func()) *Gate {
 // Observe is told the backlog's size after it changed.
 func (g *Gate) Observe(size int) {
 	if g.closed.Load() {
-		if size <= g.low {
+		if size <= g.low && !g.held.Load() {
 			g.update()
 		}
 		return
@@ -60,6 +63,46 @@ func (g *Gate) SetHealthy(ok bool) {
 	if g.healthy.Swap(ok) != ok {
 		g.update()
 	}
+}
+
+// Hold closes the gate, whatever the backlog and the consumer's health, while on is true:
+// for an owner that cannot keep what producers give it as it promised, such as a disk
+// buffer whose disk refuses writes. A failing sink must not keep producers waiting, but a
+// buffer that can hold their data only in memory must, so the two are told apart.
+func (g *Gate) Hold(on bool) {
+	g.mu.Lock()
+	if g.held.Swap(on) == on {
+		g.mu.Unlock()
+		return
+	}
+	closedNow := g.decide()
+	g.mu.Unlock()
+	if closedNow && g.onClose != nil {
+		g.onClose()
+	}
+}
+
+// Held reports whether a hold keeps the gate closed now.
+func (g *Gate) Held() bool { return g.held.Load() && !g.disabled.Load() }
+
+// WaitReleased returns at once unless a hold keeps the gate closed; otherwise it blocks
+// until the hold is released, the gate is disabled or ctx ends, and then returns ctx's error.
+// Unlike Wait it does not wait for the backlog.
+func (g *Gate) WaitReleased(ctx context.Context) error {
+	for g.Held() {
+		g.mu.Lock()
+		ch, held := g.opened, g.Held() && g.closed.Load()
+		g.mu.Unlock()
+		if !held {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Disable opens the gate for good, for a consumer that is shutting down.
@@ -90,9 +133,19 @@ func (g *Gate) Wait(ctx context.Context) error {
 // update decides, from the backlog's actual size, whether the gate is open or closed.
 func (g *Gate) update() {
 	g.mu.Lock()
+	closedNow := g.decide()
+	g.mu.Unlock()
+	if closedNow && g.onClose != nil {
+		g.onClose()
+	}
+}
+
+// decide opens or closes the gate, under mu, and reports whether it has just closed it.
+func (g *Gate) decide() bool {
 	was := g.closed.Load()
-	hold := g.healthy.Load() && !g.disabled.Load()
-	if hold {
+	held := g.held.Load() && !g.disabled.Load()
+	hold := held || g.healthy.Load() && !g.disabled.Load()
+	if hold && !held {
 		n := g.level()
 		if was {
 			hold = n > g.low
@@ -106,18 +159,15 @@ func (g *Gate) update() {
 		// The backlog may have drained between reading it and closing, with each Observe
 		// of the draining still seeing the gate open: read it again now that the gate
 		// is closed, or nobody might ever open it.
-		if g.level() <= g.low {
+		if !held && g.level() <= g.low {
 			g.closed.Store(false)
-			hold = false
-			break
+			return false
 		}
 		g.opened = make(chan struct{}) // Wait reads it under mu, so never the old one
+		return true
 	case !hold && was:
 		g.closed.Store(false)
 		close(g.opened)
 	}
-	g.mu.Unlock()
-	if hold && !was && g.onClose != nil {
-		g.onClose()
-	}
+	return false
 }

@@ -161,3 +161,40 @@ func TestGateConcurrent(t *testing.T) {
 	consumer.Wait()
 	require.LessOrEqual(t, peak.Load(), int64(high+producers*step), "the backlog stays near the high-water mark")
 }
+
+// A hold closes the gate whatever the backlog and the consumer's health, and its release
+// leaves the gate to the water marks again. WaitReleased waits for the hold alone.
+func TestGateHold(t *testing.T) {
+	b, closes := newBacklog(80, 60)
+	b.g.SetHealthy(false) // a sink that fails never holds back; a hold does
+	b.set(0)
+	b.g.Hold(true)
+	require.True(t, b.g.Closed())
+	require.True(t, b.g.Held())
+	require.Equal(t, int64(1), closes.Load(), "the owner hears of the closing")
+	b.set(0)
+	require.True(t, b.g.Closed(), "an empty backlog does not open a held gate")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.g.WaitReleased(ctx), context.DeadlineExceeded)
+	require.ErrorIs(t, b.g.Wait(ctx), context.DeadlineExceeded)
+
+	released, opened := make(chan error), make(chan error)
+	go func() { released <- b.g.WaitReleased(context.Background()) }()
+	go func() { opened <- b.g.Wait(context.Background()) }()
+	b.g.SetHealthy(true)
+	b.n.Store(90) // a healthy consumer's backlog above the high-water mark keeps it closed
+	b.g.Hold(false)
+	require.NoError(t, <-released, "the hold is released although the backlog still holds back")
+	require.True(t, b.g.Closed())
+	require.False(t, b.g.Held())
+	b.set(60)
+	require.NoError(t, <-opened)
+
+	b.g.Hold(true)
+	require.True(t, b.g.Closed())
+	b.g.Disable()
+	require.False(t, b.g.Closed(), "disabling opens a held gate")
+	require.NoError(t, b.g.WaitReleased(context.Background()))
+}

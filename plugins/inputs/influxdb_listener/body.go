@@ -173,6 +173,24 @@ func (g *gate) Read(p []byte) (int, error) {
 // hold waits for room in the outputs with what is left of the budget; on failure it sets
 // g.err.
 func (g *gate) hold() {
+	if g.beforeWait != nil && g.err == nil && g.budget > g.waited {
+		g.beforeWait()
+	}
+	g.waitOn(morse.WaitForRoom)
+}
+
+// kept waits, with what is left of the budget, until no output that the write reached holds
+// its metrics in memory only because its disk buffer's disk refused them (morse.DiskWaiter),
+// so that a 204 means the metrics are where the outputs promise to keep them. The parse has
+// handed every metric over by then. On failure it sets g.err, and the answer is 503.
+func (g *gate) kept() error {
+	g.beforeWait = nil
+	g.waitOn(morse.WaitForDisk)
+	return g.err
+}
+
+// waitOn waits on the accumulator with what is left of the budget; on failure it sets g.err.
+func (g *gate) waitOn(on func(context.Context, morse.Accumulator) error) {
 	if g.err != nil {
 		return
 	}
@@ -181,11 +199,8 @@ func (g *gate) hold() {
 		g.err = errBusy
 		return
 	}
-	if g.beforeWait != nil {
-		g.beforeWait()
-	}
 	g.ctx.left = left
-	err := morse.WaitForRoom(&g.ctx, g.acc)
+	err := on(&g.ctx, g.acc)
 	d, blocked := g.ctx.end()
 	if !blocked {
 		return // the outputs had room: no timer, no clock read

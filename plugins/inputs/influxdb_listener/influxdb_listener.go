@@ -33,8 +33,9 @@
 //	http: request body too large: more than max_body_size (33554432 bytes, counted after decompression); 455 lines accepted before the limit
 //
 // With backpressure on, each chunk first waits for room in the healthy outputs
-// (morse.RoomWaiter); a write that waits longer than backpressure_max_wait in all gets 503
-// with Retry-After, worded the same way. On /api/v2/write, 413 and 503 come in InfluxDB 2's
+// (morse.RoomWaiter), and the answer waits until no output's disk buffer holds the write's
+// metrics in memory only, its disk full (morse.DiskWaiter); a write that waits longer than
+// backpressure_max_wait in all gets 503 with Retry-After, worded the same way. On /api/v2/write, 413 and 503 come in InfluxDB 2's
 // shape, {"code":"request too large"|"unavailable","message":"..."}.
 package influxdblistener
 

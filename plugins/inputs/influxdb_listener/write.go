@@ -46,6 +46,9 @@ func (h *handler) serveWrite(w http.ResponseWriter, r *http.Request, v2 bool) {
 		body = g
 	}
 	out, err := h.parse(body, t, g)
+	if err == nil && g != nil {
+		err = g.kept()
+	}
 	h.l.c.lines.Add(int64(out.lines))
 	h.l.c.parseErr.Add(int64(out.errors))
 	h.l.c.tooLong.Add(int64(out.tooLong))
