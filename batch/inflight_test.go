@@ -182,6 +182,9 @@ func TestFlushLetsGoOfItsBatches(t *testing.T) {
 				out := &slowOutput{rtt: time.Millisecond}
 				out.Answer = tc.answer
 				w := newTestWriter(t, out, Options{BatchSize: 5, BufferLimit: 100, FlushInterval: time.Hour, MaxInFlight: 4})
+				// Pin the full jitter at its ceiling (1 s): a draw below 10 ms would retry the
+				// failed batch before the check below, leaving the buffer empty.
+				w.retry.policy.Rand = func() float64 { return 1 }
 				require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 13)))
 				time.Sleep(10 * time.Millisecond) // past the first round of writes, before a retry
 				synctest.Wait()
