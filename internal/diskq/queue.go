@@ -117,9 +117,14 @@ type Queue struct {
 	cursor   pos        // the next item to read; everything in [head, cursor) is busy
 	busy     []span     // in flight or acknowledged, beyond head, sorted
 	tailSeq  int64
-	win      *window
-	winSeg   *segment
-	wbuf     []byte
+	// nextNum is the number the next item written gets (see the record format); claimed is
+	// the one the position file last recorded, so that Open can tell what was lost at the
+	// end of the newest segment.
+	nextNum int64
+	claimed int64
+	win     *window
+	winSeg  *segment
+	wbuf    []byte
 
 	leases    map[*Lease]struct{} // popped and not yet settled
 	pending   []*Lease            // released but not yet back on disk (the disk was full)
@@ -153,12 +158,14 @@ type segment struct {
 type region struct{ off, end int64 }
 
 // pos is a position between items: skip items into the record at off of segment seg, seq
-// being the number of that item counted since Open.
+// being the number of that item counted since Open, num its number on disk (-1 when its
+// record is of format 1, which has none).
 type pos struct {
 	seg  uint64
 	off  int64
 	skip int
 	seq  int64
+	num  int64
 }
 
 // span is a contiguous run of items handed out by Read.
@@ -228,8 +235,8 @@ func (q *Queue) Append(items int, t int64, encode func(dst []byte) []byte) error
 		return fmt.Errorf("diskq: payload of %d bytes exceeds %d", n, MaxPayload)
 	}
 	buf = append(buf, 0, 0, 0, 0)
-	putHeader(buf, items, t, buf[headerSize:headerSize+n])
-	putTrailer(buf[len(buf)-trailerSize:], n)
+	putHeader(buf, items, t, q.nextNum, buf[headerSize:headerSize+n])
+	putTrailer(buf[len(buf)-trailerSize:], n, headerSize)
 	if cap(buf) <= 4<<20 { // keep a reasonable buffer, not the largest ever
 		q.wbuf = buf[:0]
 	}
@@ -241,7 +248,8 @@ func (q *Queue) Append(items int, t int64, encode func(dst []byte) []byte) error
 }
 
 // write appends whole records holding items items to the newest segment, starting a new
-// segment first when it is full.
+// segment first when it is full. The records must be numbered from q.nextNum on (Append
+// numbers its record, writeRecords renumbers a lease's).
 func (q *Queue) write(recs []byte, items int) error {
 	t := q.tail()
 	if t.size > 0 && t.size+int64(len(recs)) > q.opts.SegmentBytes {
@@ -263,6 +271,7 @@ func (q *Queue) write(recs []byte, items int) error {
 	t.size += int64(len(recs))
 	t.items += int64(items)
 	q.tailSeq += int64(items)
+	q.nextNum += int64(items)
 	q.markUnsynced(t.f)
 	return nil
 }
@@ -422,12 +431,12 @@ func (q *Queue) Close() error {
 		return nil
 	}
 	q.closed = true
+	errs := []error{q.claim()}
 	q.mu.Unlock()
 	if q.stop != nil {
 		close(q.stop)
 		<-q.done
 	}
-	var errs []error
 	if q.opts.Sync != SyncNever {
 		errs = append(errs, q.Sync())
 	}

@@ -10,6 +10,7 @@ import (
 // Sync forces what changed since the last sync to stable storage.
 func (q *Queue) Sync() error {
 	q.mu.Lock()
+	claimErr := q.claim()
 	files := q.unsynced
 	q.unsynced = nil
 	if q.posDirty {
@@ -19,7 +20,7 @@ func (q *Queue) Sync() error {
 	dir := q.dirDirty
 	q.dirDirty = false
 	q.mu.Unlock()
-	var errs []error
+	errs := []error{claimErr}
 	for _, f := range files {
 		if err := q.syncFile(f); err != nil {
 			errs = append(errs, fmt.Errorf("diskq: sync: %w", err))
