@@ -42,6 +42,7 @@ type position struct {
 type positionFile struct {
 	f   *os.File
 	gen uint64
+	buf [slotSize]byte // a slot being written: not a new one on the heap every Ack
 }
 
 // openPosition opens or creates the position file and returns the newest valid position,
@@ -85,7 +86,7 @@ func decodeSlot(b []byte) (uint64, position, bool) {
 // write stores p in the slot that does not hold the newest position.
 func (pf *positionFile) write(p position) error {
 	pf.gen++
-	var b [slotSize]byte
+	b := &pf.buf
 	le := binary.LittleEndian
 	le.PutUint64(b[0:], pf.gen)
 	le.PutUint64(b[8:], p.seg)
