@@ -178,13 +178,12 @@ func (q *Queue) scanSegment(s *segment, newest bool, t *tally) error {
 	}
 	s.size = st.Size()
 	name := segmentName(s.id)
-	rec := t.sum
 	isHead := s.id == q.head.seg
 	sc := scanner{w: newWindow(s.f, s.size)}
 	headFound := !isHead
 	cut := int64(-1)
 	var prev found   // the last valid record
-	good := int64(0) // where it ends, consumed or not
+	good := int64(0) // where the last valid record ends, consumed or not
 	for {
 		f, err := sc.next()
 		if errors.Is(err, io.EOF) {
@@ -200,7 +199,7 @@ func (q *Queue) scanSegment(s *segment, newest bool, t *tally) error {
 			continue // consumed before the last stop
 		}
 		if f.ok {
-			skip := 0
+			skip := 0 // what was consumed of it
 			if !headFound {
 				headFound = true
 				q.placeHead(f)
@@ -216,38 +215,16 @@ func (q *Queue) scanSegment(s *segment, newest bool, t *tally) error {
 			continue
 		}
 		if !headFound && f.known && f.off == q.head.off {
-			// The head's record, damaged: of what it held, only what was not consumed is
-			// lost.
+			// The head's record: only what was not consumed of it is lost.
 			f.h.items = uint32(max(0, int(f.h.items)-q.head.skip))
 		}
-		rest := trimmedRest(sc.w, prev, f)
-		if rest {
-			// Its items are in a lease, which Open puts back: not lost, and not numbered
-			// from here on.
-			t.expect = -1
-		}
 		if newest && f.end == s.size {
-			// Damage that runs to the end of the newest segment is what a write that never
-			// completed leaves, or what was lost of the file's end: it is cut off, with
-			// the damage right before it, and counted against the claim once every
-			// segment is read.
 			cut = good
-			rec.TornBytes += f.end - cut
-			s.bad = badBefore(s.bad, cut)
-			if f.known {
-				rec.TornItems += int64(f.h.items)
-			}
-			if !rest {
-				t.group = append(t.group, damage{file: name, f: f})
-			}
+		}
+		q.damagedAtOpen(s, sc.w, prev, f, cut, t)
+		if cut >= 0 {
 			break
 		}
-		s.bad = append(s.bad, region{off: f.off, end: f.end})
-		if rest {
-			rec.TrimmedBytes += f.end - f.off
-			continue
-		}
-		t.group = append(t.group, damage{file: name, f: f})
 	}
 	if cut >= 0 {
 		if err := s.f.Truncate(cut); err != nil {
@@ -259,6 +236,37 @@ func (q *Queue) scanSegment(s *segment, newest bool, t *tally) error {
 		q.head = pos{seg: s.id, off: s.size, num: q.head.num}
 	}
 	return nil
+}
+
+// damagedAtOpen records the damaged region f of s that Open found after the intact record
+// prev, to be counted once the next reference is known (tally.settle). Damage that runs to
+// the end of the newest segment (cut >= 0: where the intact records end) is what a write
+// that never completed leaves, or what was lost of the file's end: it is cut off, with the
+// damage right before it, and counted against the claim once every segment is read. The rest
+// of a record whose trim a crash interrupted (trimmedRest) holds items that a lease holds
+// too: it is skipped, not counted.
+func (q *Queue) damagedAtOpen(s *segment, w *window, prev, f found, cut int64, t *tally) {
+	rec := t.sum
+	rest := trimmedRest(w, prev, f)
+	if rest {
+		t.expect = -1 // the lease's items are numbered again when it goes back
+	}
+	switch {
+	case cut >= 0:
+		rec.TornBytes += f.end - cut
+		s.bad = badBefore(s.bad, cut)
+		if f.known {
+			rec.TornItems += int64(f.h.items)
+		}
+	case rest:
+		s.bad = append(s.bad, region{off: f.off, end: f.end})
+		rec.TrimmedBytes += f.end - f.off
+	default:
+		s.bad = append(s.bad, region{off: f.off, end: f.end})
+	}
+	if !rest {
+		t.group = append(t.group, damage{file: segmentName(s.id), f: f})
+	}
 }
 
 // trimmedRest reports whether the bad region f is the rest of the record prev, left by a

@@ -65,10 +65,12 @@ type Options struct {
 type Corruption struct {
 	File   string // the segment's file name
 	Offset int64
-	Bytes  int64
-	// Records and Items count the damaged records whose header is intact, and what those
-	// headers say they held. Unknown counts regions whose header is unreadable, so that what
-	// they held is unknown.
+	Bytes  int64 // 0 for items missing with no damaged bytes (a file cut or gone)
+	// Records counts the damaged records whose header is intact. Items is what the region
+	// held: exactly, by the item numbers around it, or else what those headers say. Unknown
+	// counts regions whose header is unreadable and whose items could not be counted by
+	// numbers either (records of format 1, a lost position), so that what they held is
+	// unknown.
 	Records int
 	Items   int64
 	Unknown int
@@ -77,8 +79,9 @@ type Corruption struct {
 // Recovery says what Open found and repaired.
 type Recovery struct {
 	Corrupt Corruption // the sum of every region reported to OnCorrupt on open
-	// TornBytes were cut off the end of the newest segment: a write that never completed,
-	// holding TornItems items by its header when that was readable.
+	// TornBytes were cut off the end of the newest segment: a write that never completed, or
+	// damage at the end, holding TornItems items by its header when that was readable.
+	// What they held is reported to OnCorrupt (and in Corrupt) like any damage.
 	TornBytes int64
 	TornItems int64
 	// TrimmedBytes were left of a record that PopTail was trimming when the process
