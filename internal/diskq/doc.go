@@ -9,15 +9,19 @@
 //   - segment files, NNNNNNNNNNNNNNNN.seg (hex, in order), of records appended one after the
 //     other; a new segment starts when the newest would pass Options.SegmentBytes;
 //   - position, the read position: (segment, offset, items already consumed of that
-//     record), in two checksummed slots written in turn;
+//     record, and that item's number), with the claim (see Repair), in two checksummed
+//     slots written in turn;
 //   - lease files, NNNNNNNNNNNNNNNN.lease, holding records popped from the tail and not yet
 //     acknowledged;
 //   - lock, flock'ed so that two processes never share the directory.
 //
-// A record is a 24-byte header (payload length, items, time, a CRC-32C over the header and
-// the payload, and a CRC-32C over the header alone), the payload, and a 4-byte trailer
-// repeating the length so that the tail can be walked backwards. The header's own checksum
-// tells a damaged payload, whose item count is still known, from bytes that are no header.
+// A record is a 32-byte header (payload length, items, time, the number of its first item, a
+// CRC-32C over the header and the payload, and a CRC-32C over the header alone), the
+// payload, and a 4-byte trailer repeating the length so that the tail can be walked
+// backwards. The header's own checksum tells a damaged payload, whose item count is still
+// known, from bytes that are no header. Every item written is numbered, one after the other
+// across segments, pops and restarts. Records of format 1 (earlier versions: a 24-byte
+// header without the number) are still read; see record.go.
 //
 // # Durability and crash semantics
 //
@@ -55,11 +59,16 @@
 //
 // # Repair
 //
-// Open always opens the queue if the directory is usable. A record torn at the end of the
-// newest segment (a write that never completed, so never acknowledged) is cut off. A
-// damaged record elsewhere is skipped and reported to Options.OnCorrupt with the item count
-// its header gives, or as unknown when the header itself is unreadable; reading resumes at
-// the next record whose two checksums both match. A zeroed segment is one unreadable region.
+// Open always opens the queue if the directory is usable. Damaged records are skipped,
+// reading resuming at the next record whose two checksums both match, and reported to
+// Options.OnCorrupt with exactly the items lost: the difference of the item numbers of the
+// intact records around the damage, whatever the damage took (headers, whole records, a
+// segment's start). Damage right at the head counts from the head's number in the position
+// file; damage at the end of the newest segment (a torn or cut-off end, which is cut off)
+// counts up to the claim, the number after the last item written, which the position file
+// records on every write of it (Ack), every sync and Close. Only records of format 1, or
+// writes after the last claim (a crash within a sync interval), fall back to the count a
+// readable header gives, or to unknown.
 // A failed write is cut back to the last whole record before Append returns its error, so a
 // later read never takes half a record for data.
 package diskq

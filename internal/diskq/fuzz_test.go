@@ -14,7 +14,7 @@ import (
 func FuzzScanner(f *testing.F) {
 	var valid []byte
 	for i := range 3 {
-		valid = appendRecord(valid, i+1, int64(i), bytes.Repeat([]byte{byte('a' + i)}, 10*i+3))
+		valid = appendRecord(valid, i+1, int64(i), int64(i*i), bytes.Repeat([]byte{byte('a' + i)}, 10*i+3))
 	}
 	f.Add(valid)
 	f.Add(valid[:len(valid)-5])
@@ -40,14 +40,18 @@ func FuzzScanner(f *testing.F) {
 			if !r.ok {
 				continue
 			}
-			hdr := data[r.off : r.off+headerSize]
-			n := binary.LittleEndian.Uint32(hdr)
-			payload := data[r.off+headerSize : r.off+headerSize+int64(n)]
+			n := binary.LittleEndian.Uint32(data[r.off:])
+			hsize, crcAt := int64(headerSizeV1), 16 // format 1
+			if n&formatBit != 0 {
+				n, hsize, crcAt = n&^formatBit, headerSize, 24
+			}
+			hdr := data[r.off : r.off+hsize]
+			payload := data[r.off+hsize : r.off+hsize+int64(n)]
 			want := crc32.Update(crc32.Checksum(hdr[:16], castagnoli), castagnoli, payload)
-			if binary.LittleEndian.Uint32(hdr[16:]) != want || !bytes.Equal(payload, r.payload) {
+			if binary.LittleEndian.Uint32(hdr[crcAt:]) != want || !bytes.Equal(payload, r.payload) {
 				t.Fatalf("record at %d returned with a wrong checksum", r.off)
 			}
-			if crc32.Checksum(hdr[:20], castagnoli) != binary.LittleEndian.Uint32(hdr[20:]) {
+			if crc32.Checksum(hdr[:crcAt+4], castagnoli) != binary.LittleEndian.Uint32(hdr[crcAt+4:]) {
 				t.Fatalf("record at %d returned with a wrong header checksum", r.off)
 			}
 		}

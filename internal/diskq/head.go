@@ -72,10 +72,19 @@ func (q *Queue) read(max int, before int64, payload bool, fn func(Record)) (span
 func advance(p pos, f found, n int) pos {
 	p.seq += int64(n)
 	p.skip += n
+	p.num = numAt(f, p.skip)
 	if p.skip >= int(f.h.items) {
 		p.off, p.skip = f.end, 0
 	}
 	return p
+}
+
+// numAt is the number of the item skip items into the record f, -1 when it has none.
+func numAt(f found, skip int) int64 {
+	if f.h.num < 0 {
+		return -1
+	}
+	return f.h.num + int64(skip)
 }
 
 // skipBusy moves the cursor past spans that start at it.
@@ -132,7 +141,7 @@ func (q *Queue) recordAt(c pos, payload bool) (pos, found, error) {
 			if i == len(q.segs)-1 {
 				return c, found{}, io.EOF
 			}
-			c = pos{seg: q.segs[i+1].id, seq: c.seq}
+			c = pos{seg: q.segs[i+1].id, seq: c.seq, num: c.num}
 			continue
 		}
 		f, err := q.readRecord(s, c.off, payload)
@@ -140,6 +149,7 @@ func (q *Queue) recordAt(c pos, payload bool) (pos, found, error) {
 			return c, found{}, err
 		}
 		if f.ok {
+			c.num = numAt(f, c.skip)
 			return c, f, nil
 		}
 		if err := q.damaged(s, c); err != nil {
@@ -308,13 +318,21 @@ func (q *Queue) advanceHead() error {
 // settleHead persists a head that moved, deletes the segments before it and, when the queue
 // is empty, starts the newest segment over so that the disk does not keep what was read.
 func (q *Queue) settleHead() error {
-	// A head at the end of a full segment belongs to the next one.
+	// A head at the end of a full segment belongs to the next one, and one at a damaged
+	// region (reported when found) after it: else the next Open reports it again.
 	for {
 		s, i := q.segment(q.head.seg)
-		if s == nil || i == len(q.segs)-1 || q.head.off < s.size {
+		if s == nil {
 			break
 		}
-		q.head = pos{seg: q.segs[i+1].id, seq: q.head.seq}
+		if r, ok := badAt(s, q.head.off); ok && q.head.skip == 0 {
+			q.head.off = r.end
+			continue
+		}
+		if i == len(q.segs)-1 || q.head.off < s.size {
+			break
+		}
+		q.head = pos{seg: q.segs[i+1].id, seq: q.head.seq, num: q.head.num}
 	}
 	if q.cursor.seq == q.head.seq {
 		q.cursor = q.head
@@ -329,7 +347,7 @@ func (q *Queue) settleHead() error {
 		}
 		q.invalidateWindow()
 		t.size, t.items, t.firstSeq, t.bad = 0, 0, q.tailSeq, nil
-		q.head = pos{seg: t.id, seq: q.tailSeq}
+		q.head = pos{seg: t.id, seq: q.tailSeq, num: q.nextNum}
 		q.cursor = q.head
 	}
 	if err := q.persistHead(); err != nil {
@@ -341,6 +359,16 @@ func (q *Queue) settleHead() error {
 		}
 	}
 	return nil
+}
+
+// badAt returns the damaged region of s that off lies in.
+func badAt(s *segment, off int64) (region, bool) {
+	for _, r := range s.bad {
+		if off >= r.off && off < r.end {
+			return r, true
+		}
+	}
+	return region{}, false
 }
 
 // resetBytes is how big the newest segment must be for an empty queue to start it over.

@@ -1,7 +1,6 @@
 package diskq
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -109,14 +108,16 @@ func (q *Queue) recover() (Recovery, error) {
 	if err != nil {
 		return rec, err
 	}
+	t := newTally(p, ok, &rec)
 	if err := q.openSegments(ids, p, ok, &rec); err != nil {
 		return rec, err
 	}
 	for i, s := range q.segs {
-		if err := q.scanSegment(s, i == len(q.segs)-1, &rec); err != nil {
+		if err := q.scanSegment(s, i == len(q.segs)-1, t); err != nil {
 			return rec, err
 		}
 	}
+	q.finish(t)
 	q.numberSegments()
 	if err := q.persistHead(); err != nil {
 		return rec, err
@@ -171,57 +172,67 @@ func (q *Queue) openSegments(ids []uint64, p position, ok bool, rec *Recovery) e
 		}
 		q.segs = append(q.segs, &segment{id: id, f: f})
 	}
-	q.head = pos{seg: p.seg, off: p.off, skip: p.skip}
+	q.head = pos{seg: p.seg, off: p.off, skip: p.skip, num: -1}
 	return nil
 }
 
 // scanSegment reads a whole segment, checking every record: it counts the items from the
-// head on, records damaged regions, and cuts a torn tail off the newest segment.
-func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
+// head on, records and counts damaged regions (through t), and cuts a torn tail off the
+// newest segment.
+func (q *Queue) scanSegment(s *segment, newest bool, t *tally) error {
 	st, err := s.f.Stat()
 	if err != nil {
 		return fmt.Errorf("diskq: %w", err)
 	}
 	s.size = st.Size()
+	name := segmentName(s.id)
 	isHead := s.id == q.head.seg
 	sc := scanner{w: newWindow(s.f, s.size)}
 	headFound := !isHead
 	cut := int64(-1)
-	var prev found // the last valid record
+	var prev found   // the last valid record
+	good := int64(0) // where the last valid record ends, consumed or not
 	for {
 		f, err := sc.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("diskq: read %s: %w", segmentName(s.id), err)
+			return fmt.Errorf("diskq: read %s: %w", name, err)
+		}
+		if f.ok {
+			good = f.end
 		}
 		if isHead && f.end <= q.head.off {
 			continue // consumed before the last stop
 		}
 		if f.ok {
+			skip := 0 // what was consumed of it
 			if !headFound {
 				headFound = true
 				q.placeHead(f)
 				if q.head.off != f.off { // the head's record was wholly consumed
+					t.expect = f.h.end()
 					continue
 				}
+				skip = q.head.skip
 			}
 			s.items += int64(f.h.items)
+			q.intact(t, name, f, skip)
 			prev = f
 			continue
 		}
+		if !headFound && f.known && f.off == q.head.off {
+			// The head's record: only what was not consumed of it is lost.
+			f.h.items = uint32(max(0, int(f.h.items)-q.head.skip))
+		}
 		if newest && f.end == s.size {
-			// Damage that runs to the end of the newest segment is a write that never
-			// completed: it was never acknowledged, so it is cut off, not counted.
-			rec.TornBytes += f.end - f.off
-			if f.known {
-				rec.TornItems += int64(f.h.items)
-			}
-			cut = f.off
+			cut = good
+		}
+		q.damagedAtOpen(s, sc.w, prev, f, cut, t)
+		if cut >= 0 {
 			break
 		}
-		q.badRegion(s, sc.w, prev, f, rec)
 	}
 	if cut >= 0 {
 		if err := s.f.Truncate(cut); err != nil {
@@ -230,20 +241,40 @@ func (q *Queue) scanSegment(s *segment, newest bool, rec *Recovery) error {
 		s.size = cut
 	}
 	if !headFound { // nothing left to read in the head's segment
-		q.head = pos{seg: s.id, off: s.size}
+		q.head = pos{seg: s.id, off: s.size, num: q.head.num}
 	}
 	return nil
 }
 
-// badRegion records a region of s that Open found damaged, and reports it unless it is
-// what a crash inside a trim left (trimmedRest), which holds nothing lost.
-func (q *Queue) badRegion(s *segment, w *window, prev, f found, rec *Recovery) {
-	s.bad = append(s.bad, region{off: f.off, end: f.end})
-	if trimmedRest(w, prev, f) {
-		rec.TrimmedBytes += f.end - f.off
-		return
+// damagedAtOpen records the damaged region f of s that Open found after the intact record
+// prev, to be counted once the next reference is known (tally.settle). Damage that runs to
+// the end of the newest segment (cut >= 0: where the intact records end) is what a write
+// that never completed leaves, or what was lost of the file's end: it is cut off, with the
+// damage right before it, and counted against the claim once every segment is read. The rest
+// of a record whose trim a crash interrupted (trimmedRest) holds items that a lease holds
+// too: it is skipped, not counted.
+func (q *Queue) damagedAtOpen(s *segment, w *window, prev, f found, cut int64, t *tally) {
+	rec := t.sum
+	rest := trimmedRest(w, prev, f)
+	if rest {
+		t.expect = -1 // the lease's items are numbered again when it goes back
 	}
-	q.reportCorrupt(segmentName(s.id), f, &rec.Corrupt)
+	switch {
+	case cut >= 0:
+		rec.TornBytes += f.end - cut
+		s.bad = badBefore(s.bad, cut)
+		if f.known {
+			rec.TornItems += int64(f.h.items)
+		}
+	case rest:
+		s.bad = append(s.bad, region{off: f.off, end: f.end})
+		rec.TrimmedBytes += f.end - f.off
+	default:
+		s.bad = append(s.bad, region{off: f.off, end: f.end})
+	}
+	if !rest {
+		t.group = append(t.group, damage{file: segmentName(s.id), f: f})
+	}
 }
 
 // trimmedRest reports whether the bad region f is the rest of the record prev, left by a
@@ -259,8 +290,8 @@ func trimmedRest(w *window, prev, f found) bool {
 	if err != nil {
 		return false
 	}
-	n := int64(binary.LittleEndian.Uint32(b))
-	return n > int64(prev.h.length) && prev.off+overhead+n == f.end
+	n, hsize := parseTrailer(b)
+	return hsize == prev.h.hsize && n > int64(prev.h.length) && prev.off+int64(hsize)+trailerSize+n == f.end
 }
 
 // placeHead fixes the head on the first valid record found from it: the position may point
@@ -274,6 +305,8 @@ func (q *Queue) placeHead(f found) {
 	}
 }
 
+// reportCorrupt reports the damaged region f of file by what its header says, or as
+// unknown when it has none.
 func (q *Queue) reportCorrupt(file string, f found, sum *Corruption) {
 	c := Corruption{File: file, Offset: f.off, Bytes: f.end - f.off}
 	if f.known {
@@ -281,6 +314,11 @@ func (q *Queue) reportCorrupt(file string, f found, sum *Corruption) {
 	} else {
 		c.Unknown = 1
 	}
+	q.report(c, sum)
+}
+
+// report hands c to OnCorrupt, and adds it to sum when not nil.
+func (q *Queue) report(c Corruption, sum *Corruption) {
 	if sum != nil {
 		sum.File, sum.Offset = c.File, c.Offset
 		sum.Bytes += c.Bytes
@@ -310,7 +348,6 @@ func (q *Queue) numberSegments() {
 
 // persistHead writes the head position.
 func (q *Queue) persistHead() error {
-	q.posDirty = true
 	q.headTimeOK = false
-	return q.posf.write(position{seg: q.head.seg, off: q.head.off, skip: q.head.skip})
+	return q.writePosition()
 }

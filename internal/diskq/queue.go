@@ -69,10 +69,12 @@ type Options struct {
 type Corruption struct {
 	File   string // the segment's file name
 	Offset int64
-	Bytes  int64
-	// Records and Items count the damaged records whose header is intact, and what those
-	// headers say they held. Unknown counts regions whose header is unreadable, so that what
-	// they held is unknown.
+	Bytes  int64 // 0 for items missing with no damaged bytes (a file cut or gone)
+	// Records counts the damaged records whose header is intact. Items is what the region
+	// held: exactly, by the item numbers around it, or else what those headers say. Unknown
+	// counts regions whose header is unreadable and whose items could not be counted by
+	// numbers either (records of format 1, a lost position), so that what they held is
+	// unknown.
 	Records int
 	Items   int64
 	Unknown int
@@ -81,8 +83,9 @@ type Corruption struct {
 // Recovery says what Open found and repaired.
 type Recovery struct {
 	Corrupt Corruption // the sum of every region reported to OnCorrupt on open
-	// TornBytes were cut off the end of the newest segment: a write that never completed,
-	// holding TornItems items by its header when that was readable.
+	// TornBytes were cut off the end of the newest segment: a write that never completed, or
+	// damage at the end, holding TornItems items by its header when that was readable.
+	// What they held is reported to OnCorrupt (and in Corrupt) like any damage.
 	TornBytes int64
 	TornItems int64
 	// TrimmedBytes were left of a record that PopTail was trimming when the process
@@ -122,9 +125,14 @@ type Queue struct {
 	cursor   pos        // the next item to read; everything in [head, cursor) is busy
 	busy     []span     // in flight or acknowledged, beyond head, sorted
 	tailSeq  int64
-	win      *window
-	winSeg   *segment
-	wbuf     []byte
+	// nextNum is the number the next item written gets (see the record format); claimed is
+	// the one the position file last recorded, so that Open can tell what was lost at the
+	// end of the newest segment.
+	nextNum int64
+	claimed int64
+	win     *window
+	winSeg  *segment
+	wbuf    []byte
 
 	leases    map[*Lease]struct{} // popped and not yet settled
 	pending   []*Lease            // released but not yet back on disk (the disk was full)
@@ -162,12 +170,14 @@ type segment struct {
 type region struct{ off, end int64 }
 
 // pos is a position between items: skip items into the record at off of segment seg, seq
-// being the number of that item counted since Open.
+// being the number of that item counted since Open, num its number on disk (-1 when its
+// record is of format 1, which has none).
 type pos struct {
 	seg  uint64
 	off  int64
 	skip int
 	seq  int64
+	num  int64
 }
 
 // span is a contiguous run of items handed out by Read.
@@ -237,8 +247,8 @@ func (q *Queue) Append(items int, t int64, encode func(dst []byte) []byte) error
 		return fmt.Errorf("diskq: payload of %d bytes exceeds %d", n, MaxPayload)
 	}
 	buf = append(buf, 0, 0, 0, 0)
-	putHeader(buf, items, t, buf[headerSize:headerSize+n])
-	putTrailer(buf[len(buf)-trailerSize:], n)
+	putHeader(buf, items, t, q.nextNum, buf[headerSize:headerSize+n])
+	putTrailer(buf[len(buf)-trailerSize:], n, headerSize)
 	if cap(buf) <= 4<<20 { // keep a reasonable buffer, not the largest ever
 		q.wbuf = buf[:0]
 	}
@@ -250,7 +260,8 @@ func (q *Queue) Append(items int, t int64, encode func(dst []byte) []byte) error
 }
 
 // write appends whole records holding items items to the newest segment, starting a new
-// segment first when it is full.
+// segment first when it is full. The records must be numbered from q.nextNum on (Append
+// numbers its record, writeRecords renumbers a lease's).
 func (q *Queue) write(recs []byte, items int) error {
 	t := q.tail()
 	if t.size > 0 && t.size+int64(len(recs)) > q.opts.SegmentBytes {
@@ -272,6 +283,7 @@ func (q *Queue) write(recs []byte, items int) error {
 	t.size += int64(len(recs))
 	t.items += int64(items)
 	q.tailSeq += int64(items)
+	q.nextNum += int64(items)
 	q.markUnsynced(t.f)
 	return nil
 }
@@ -430,10 +442,11 @@ func (q *Queue) Close() error {
 		close(q.stop)
 		<-q.done
 	}
+	// The last check first, so that the claim goes to a position file that is in place.
 	q.mu.Lock()
 	q.closeCheck()
+	errs := []error{q.claim()}
 	q.mu.Unlock()
-	var errs []error
 	if q.opts.Sync != SyncNever {
 		errs = append(errs, q.Sync())
 	}

@@ -198,13 +198,17 @@ func (q *Queue) writeBackPosition() error {
 	pf := &positionFile{gen: q.posf.gen}
 	nf, err := q.rewrite(positionName, func(f *os.File) error {
 		pf.f = f
-		return pf.write(position{seg: q.head.seg, off: q.head.off, skip: q.head.skip})
+		// The head's number and the claim too, or the next Open could not count damage
+		// exactly (count.go).
+		return pf.write(position{seg: q.head.seg, off: q.head.off, skip: q.head.skip,
+			num: q.head.num, claim: q.nextNum})
 	})
 	if err != nil {
 		return err
 	}
 	q.posf.f.Close()
 	q.posf.f, q.posf.gen = nf, pf.gen
+	q.claimed = q.nextNum
 	return nil
 }
 

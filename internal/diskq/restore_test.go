@@ -200,3 +200,33 @@ func TestRestoreFailsCounted(t *testing.T) {
 	_, items, _ := c.sum()
 	require.EqualValues(t, 88, items, "78 in the segments from the head, 10 leased")
 }
+
+// TestRestoredPositionCountsDamage: the position file written back carries the head's number
+// and the claim, so damage found at the next start is still counted exactly: here the
+// newest segment with records torn inside its last record's header, which only the claim
+// can count.
+func TestRestoredPositionCountsDamage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "buffer")
+	var rs restores
+	q, _ := busyQueue(t, dir, &rs, nil)
+	require.NoError(t, os.RemoveAll(dir))
+	q.Sync()
+	require.Len(t, rs.list(), 1)
+
+	crashed := copyDir(t, dir)
+	segs := segmentFiles(t, crashed)
+	var newest string
+	var offs []int64
+	for i := len(segs) - 1; len(offs) == 0; i-- { // PopTail may have emptied the newest
+		newest = segs[i]
+		offs = recordOffsets(t, newest)
+	}
+	require.NoError(t, os.Truncate(newest, offs[len(offs)-1]+10)) // inside the last header
+
+	var c corruptions
+	q2, _ := openQueue(t, crashed, testOptions(&c))
+	got := readAll(t, q2, 7)
+	_, items, unknown := c.sum()
+	require.Zero(t, unknown)
+	require.EqualValues(t, 88, int64(len(got))+items, "read %d, counted %d", len(got), items)
+}

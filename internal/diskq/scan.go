@@ -37,13 +37,12 @@ func (s *scanner) next() (found, error) {
 			s.off = s.w.size
 			return found{off: off, end: s.w.size, h: h, known: true}, nil
 		}
-		hdr := [headerSize]byte(b[:headerSize])
-		payload, err := s.w.bytes(off+headerSize, int(h.length))
+		payload, err := s.w.bytes(off+int64(h.hsize), int(h.length))
 		if err != nil {
 			return found{}, err
 		}
 		s.off = end
-		if h.valid(hdr[:], payload) {
+		if h.valid(payload) {
 			return found{off: off, end: end, h: h, payload: payload, ok: true}, nil
 		}
 		return found{off: off, end: end, h: h, known: true}, nil
@@ -60,7 +59,7 @@ func (s *scanner) next() (found, error) {
 // end of the data. Both checksums must match, so that bytes inside a damaged payload are
 // not mistaken for a record.
 func (s *scanner) resync(from int64) (int64, error) {
-	for at := from; at+overhead <= s.w.size; at++ {
+	for at := from; at+minRecord <= s.w.size; at++ {
 		b, err := s.w.bytes(at, headerSize)
 		if err != nil {
 			return 0, err
@@ -69,12 +68,11 @@ func (s *scanner) resync(from int64) (int64, error) {
 		if !ok || at+h.size() > s.w.size {
 			continue
 		}
-		hdr := [headerSize]byte(b[:headerSize])
-		payload, err := s.w.bytes(at+headerSize, int(h.length))
+		payload, err := s.w.bytes(at+int64(h.hsize), int(h.length))
 		if err != nil {
 			return 0, err
 		}
-		if h.valid(hdr[:], payload) {
+		if h.valid(payload) {
 			return at, nil
 		}
 	}

@@ -15,6 +15,7 @@ func (q *Queue) Sync() error {
 	if !q.closed { // Close made its own last check
 		q.checkDir()
 	}
+	claimErr := q.claim()
 	files := q.unsynced
 	q.unsynced = nil
 	if q.posDirty {
@@ -24,7 +25,7 @@ func (q *Queue) Sync() error {
 	dir := q.dirDirty
 	q.dirDirty = false
 	q.mu.Unlock()
-	var errs []error
+	errs := []error{claimErr}
 	for _, f := range files {
 		if err := q.syncFile(f); err != nil {
 			errs = append(errs, fmt.Errorf("diskq: sync: %w", err))

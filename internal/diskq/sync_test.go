@@ -39,11 +39,11 @@ func (s *fsyncs) count(name string) int {
 func TestSyncCoversSegmentClosedByRotation(t *testing.T) {
 	dir := t.TempDir()
 	o := testOptions(nil)
-	o.SegmentBytes = 256
+	o.SegmentBytes = 300
 	q, _ := openQueue(t, dir, o)
 	var s fsyncs
 	s.watch(q)
-	appendRecords(t, q, 0, 4, 4) // 4 records of 4 items, 60 bytes each: one segment
+	appendRecords(t, q, 0, 4, 4) // 4 records of 4 items, 68 bytes each: one segment
 	require.Len(t, segmentFiles(t, dir), 1)
 	appendRecords(t, q, 16, 1, 4) // starts the second segment
 	require.Len(t, segmentFiles(t, dir), 2)

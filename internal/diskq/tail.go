@@ -1,11 +1,11 @@
 package diskq
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Lease holds records popped from the tail by PopTail. They are off the queue's segments and
@@ -29,7 +29,7 @@ func (l *Lease) Records() []Record {
 		h, _ := parseHeader(l.data[off:])
 		end := off + int(h.size())
 		recs = append(recs, Record{Items: int(h.items), To: int(h.items), Time: h.time,
-			Payload: l.data[off+headerSize : end-trailerSize]})
+			Payload: l.data[off+h.hsize : end-trailerSize]})
 		off = end
 	}
 	return recs
@@ -42,15 +42,29 @@ func (l *Lease) close() {
 	}
 }
 
-// appendRecord appends a whole record to dst.
-func appendRecord(dst []byte, items int, t int64, payload []byte) []byte {
+// appendRecord appends a whole record to dst, its first item numbered num. A lease's
+// records are numbered again when they go back to a segment (writeRecords).
+func appendRecord(dst []byte, items int, t, num int64, payload []byte) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, headerSize)...)
 	dst = append(dst, payload...)
 	dst = append(dst, 0, 0, 0, 0)
-	putHeader(dst[start:], items, t, payload)
-	putTrailer(dst[len(dst)-trailerSize:], len(payload))
+	putHeader(dst[start:], items, t, num, payload)
+	putTrailer(dst[len(dst)-trailerSize:], len(payload), headerSize)
 	return dst
+}
+
+// writeRecords numbers whole records of the current format from q.nextNum on, in place,
+// and writes them at the tail.
+func (q *Queue) writeRecords(recs []byte, items int) error {
+	num := q.nextNum
+	for off := 0; off+overhead <= len(recs); {
+		h, _ := parseHeader(recs[off:])
+		renumber(recs[off:], num)
+		num += int64(h.items)
+		off += int(h.size())
+	}
+	return q.write(recs, items)
 }
 
 // pick is a record PopTail takes some or all of: the newest take items, keeping keep.
@@ -168,20 +182,21 @@ func (q *Queue) recordBefore(s *segment, end int64) (found, error) {
 	if err != nil {
 		return found{}, err
 	}
-	if end >= overhead {
+	if end >= minRecord {
 		var tr [trailerSize]byte
 		if _, err := f.ReadAt(tr[:], end-trailerSize); err != nil {
 			return found{}, fmt.Errorf("diskq: %w", err)
 		}
-		n := int64(binary.LittleEndian.Uint32(tr[:]))
-		if start := end - overhead - n; n <= MaxPayload && start >= 0 {
-			buf := make([]byte, overhead+n)
+		n, hsize := parseTrailer(tr[:])
+		if start := end - int64(hsize) - trailerSize - n; n <= MaxPayload && start >= 0 {
+			buf := make([]byte, int64(hsize)+trailerSize+n)
 			if _, err := f.ReadAt(buf, start); err != nil {
 				return found{}, fmt.Errorf("diskq: %w", err)
 			}
 			h, ok := parseHeader(buf)
-			if ok && int64(h.length) == n && h.valid(buf[:headerSize], buf[headerSize:headerSize+n]) {
-				return found{off: start, end: end, h: h, payload: buf[headerSize : headerSize+n], ok: true}, nil
+			payload := buf[hsize : int64(hsize)+n]
+			if ok && h.hsize == hsize && int64(h.length) == n && h.valid(payload) {
+				return found{off: start, end: end, h: h, payload: payload, ok: true}, nil
 			}
 		}
 	}
@@ -236,7 +251,7 @@ func (q *Queue) lease(picks []pick) (*Lease, error) {
 		if p.keep > 0 {
 			payload = p.suffix
 		}
-		l.data = appendRecord(l.data, p.take, p.f.h.time, payload)
+		l.data = appendRecord(l.data, p.take, p.f.h.time, 0, payload)
 		l.items += p.take
 	}
 	f, err := os.OpenFile(q.path(leaseName(l.id)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -261,6 +276,16 @@ func (q *Queue) lease(picks []pick) (*Lease, error) {
 func (q *Queue) cutTail(picks []pick) error {
 	oldest := picks[len(picks)-1]
 	s := oldest.seg
+	if n := oldest.f.h.num; n >= 0 {
+		// The claim goes down first: a crash after the cut must not count what the lease
+		// holds as lost from the end. A crash before it leaves the records and the lease.
+		old := q.nextNum
+		q.nextNum = n + int64(oldest.keep)
+		if err := q.claim(); err != nil {
+			q.nextNum = old
+			return err
+		}
+	}
 	for q.tail() != s {
 		if err := q.removeSegment(len(q.segs) - 1); err != nil {
 			return err
@@ -298,7 +323,7 @@ func (q *Queue) cutTail(picks []pick) error {
 	q.tailSeq = newSeq
 	q.markUnsynced(f)
 	if consumedAll {
-		q.head = pos{seg: s.id, off: size, seq: newSeq}
+		q.head = pos{seg: s.id, off: size, seq: newSeq, num: q.nextNum}
 		q.cursor = q.head
 		return q.persistHead()
 	}
@@ -313,8 +338,15 @@ func (q *Queue) cutTail(picks []pick) error {
 // duplicate.
 func trimRecord(f *os.File, p pick) (int64, error) {
 	payload := p.f.payload[:p.prefix]
-	rec := appendRecord(nil, p.keep, p.f.h.time, payload)
-	if _, err := f.WriteAt(rec[:headerSize], p.f.off); err != nil {
+	rec := appendRecord(nil, p.keep, p.f.h.time, p.f.h.num, payload)
+	hsize := headerSize
+	if p.f.h.hsize == headerSizeV1 { // the payload stays where it is: the same format
+		hsize = headerSizeV1
+		rec = slices.Concat(make([]byte, hsize), payload, rec[len(rec)-trailerSize:])
+		putHeaderV1(rec, p.keep, p.f.h.time, payload)
+		putTrailer(rec[len(rec)-trailerSize:], len(payload), hsize)
+	}
+	if _, err := f.WriteAt(rec[:hsize], p.f.off); err != nil {
 		return 0, fmt.Errorf("diskq: trim: %w", err)
 	}
 	end := p.f.off + int64(len(rec))
@@ -364,7 +396,7 @@ func (q *Queue) ReleaseLease(l *Lease) error {
 	if q.closed {
 		return ErrClosed
 	}
-	if err := q.write(l.data, l.items); err != nil {
+	if err := q.writeRecords(l.data, l.items); err != nil {
 		q.pending = append(q.pending, l)
 		return err
 	}
@@ -375,7 +407,7 @@ func (q *Queue) ReleaseLease(l *Lease) error {
 func (q *Queue) retryPending() {
 	for len(q.pending) > 0 {
 		l := q.pending[0]
-		if q.write(l.data, l.items) != nil {
+		if q.writeRecords(l.data, l.items) != nil {
 			return
 		}
 		q.pending = q.pending[1:]
@@ -407,7 +439,7 @@ func (q *Queue) restoreLease(id uint64, rec *Recovery) error {
 		}
 		switch {
 		case r.ok:
-			l.data = appendRecord(l.data, int(r.h.items), r.h.time, r.payload)
+			l.data = appendRecord(l.data, int(r.h.items), r.h.time, 0, r.payload)
 			l.items += int(r.h.items)
 			rec.RestoredLeases++
 		case r.end < st.Size():
@@ -419,7 +451,7 @@ func (q *Queue) restoreLease(id uint64, rec *Recovery) error {
 	if l.items == 0 {
 		return q.removeLease(l)
 	}
-	if err := q.write(l.data, l.items); err != nil {
+	if err := q.writeRecords(l.data, l.items); err != nil {
 		if errors.Is(err, ErrNoSpace) {
 			q.pending = append(q.pending, l)
 			return nil
