@@ -144,13 +144,28 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 		case <-extend:
 			sm.extendTimeout(stopAt)
 		case err := <-done:
-			reportUnsent(agent, stderr)
-			if err != nil {
-				logger.Error("agent stopped with metrics unsent", "error", err)
-			}
-			return exitOK
+			return stopped(agent, err, logger, stderr)
 		}
 	}
+}
+
+// stopped reports how Run ended and returns the exit status. A Run that ended before the
+// agent was ready failed to start (a port in use, a buffer directory locked or read-only):
+// that is a failure, so that a service manager restarts it (Restart=on-failure), and its
+// cause is the last line logged. After a start, metrics left unsent at shutdown are
+// reported per output, and the exit status is 0: the stop was asked for.
+func stopped(agent *agent.Agent, err error, logger *slog.Logger, stderr io.Writer) int {
+	select {
+	case <-agent.Ready():
+	default:
+		logger.Error("agent failed to start", "error", err)
+		return exitFailed
+	}
+	reportUnsent(agent, stderr)
+	if err != nil {
+		logger.Error("agent stopped with metrics unsent", "error", err)
+	}
+	return exitOK
 }
 
 // reload applies a changed config. A config with problems is refused as a whole and the
