@@ -188,14 +188,21 @@ func reload(agent *agent.Agent, opts *options, logger *slog.Logger, sm *serviceM
 }
 
 // reportUnsent prints, per output, what the final flush could not send: what the writer
-// dropped under the shutdown reason, which the drop count includes.
+// dropped under the shutdown and unknown reasons, which the drop count includes. Unknown
+// ones were sent and had no answer, so the sink may hold them.
 func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 	for _, o := range agent.Outputs() {
 		name := "outputs." + o.Name
 		if o.Alias != "" {
 			name += " (" + o.Alias + ")"
 		}
-		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d)\n",
-			name, o.Stats.DroppedByReason[morse.ReasonShutdown], o.Stats.Written, o.Stats.Dropped)
+		unknown := o.Stats.DroppedByReason[morse.ReasonUnknown]
+		left := o.Stats.DroppedByReason[morse.ReasonShutdown] + unknown
+		doubt := ""
+		if unknown > 0 {
+			doubt = fmt.Sprintf("; %d of them sent with no answer: lost or stored", unknown)
+		}
+		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d%s)\n",
+			name, left, o.Stats.Written, o.Stats.Dropped, doubt)
 	}
 }
