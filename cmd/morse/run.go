@@ -122,6 +122,7 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 	defer status.Stop()
 	var extend <-chan time.Time // ticks while the final flush may still run
 	var stopAt time.Time
+	var overrun <-chan time.Time // the process's own bound on the shutdown
 	for {
 		select {
 		case <-ready:
@@ -141,13 +142,24 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 			t := time.NewTicker(extendEvery)
 			defer t.Stop()
 			extend = t.C
+			hard := time.NewTimer(shutdownTimeout + exitGrace)
+			defer hard.Stop()
+			overrun = hard.C
 		case <-extend:
 			sm.extendTimeout(stopAt)
 		case err := <-done:
 			return stopped(agent, err, logger, stderr)
+		case <-overrun:
+			// The agent bounds its shutdown itself (agent.hardGrace); this is the last resort.
+			logger.Error("shutdown overran shutdown_timeout; exiting without waiting for the agent", "grace", exitGrace)
+			return exitFailed
 		}
 	}
 }
+
+// exitGrace is how long past shutdown_timeout the process waits for the agent's Run before
+// it exits regardless, so that it always exits within shutdown_timeout + 1 s.
+const exitGrace = 900 * time.Millisecond
 
 // stopped reports how Run ended and returns the exit status. A Run that ended before the
 // agent was ready failed to start (a port in use, a buffer directory locked or read-only):
