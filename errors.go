@@ -17,7 +17,11 @@ const (
 	ReasonSerialize         = "serialize"
 	ReasonPermanent         = "permanent"
 	ReasonShutdown          = "shutdown"
-	ReasonRetryExpired      = "retry_expired"
+	// ReasonUnknown counts the metrics of a write that was sent but had no answer when
+	// shutdown cancelled it: the sink may have stored them or not. They are counted as
+	// dropped, and left unsent, because nothing confirmed them.
+	ReasonUnknown      = "unknown"
+	ReasonRetryExpired = "retry_expired"
 	// ReasonBufferBytes and ReasonTooOld count the oldest metrics a buffer evicted to stay
 	// within its byte bound (buffer_max_bytes) and its age bound (buffer_max_age).
 	ReasonBufferBytes = "buffer_bytes"

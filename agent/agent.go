@@ -284,51 +284,6 @@ func (a *Agent) startInputs(ctx context.Context, inputs []*runningInput) error {
 	return nil
 }
 
-func stopAll(inputs []*runningInput) {
-	for _, ri := range inputs {
-		ri.stop()
-	}
-}
-
-// shutdown stops the inputs, then flushes and closes every output within shutdown_timeout.
-func (a *Agent) shutdown() error {
-	a.log.Info("shutting down", "shutdown_timeout", time.Duration(a.cfg.Agent.ShutdownTimeout))
-	stopAll(a.inputs)
-	a.stopAggs() // the windows in progress go to the outputs before they flush
-	err := a.closeOutputs(a.outputs)
-	a.retiring.Wait()
-	return err
-}
-
-// closeOutputs flushes and closes outputs in parallel, so that one slow sink does not use up
-// the others' share of the shutdown timeout. It logs and returns what each left unsent.
-func (a *Agent) closeOutputs(outputs []*runningOutput) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.cfg.Agent.ShutdownTimeout))
-	defer cancel()
-	errs := make([]error, len(outputs))
-	var wg sync.WaitGroup
-	for i, ro := range outputs {
-		if ro.w == nil {
-			continue
-		}
-		wg.Go(func() {
-			// The writer first: its Close dead-letters what it leaves at shutdown.
-			err := ro.w.Close(ctx)
-			errs[i] = errors.Join(err, ro.closeDeadLetter())
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		var unsent *batch.UnsentError
-		if errors.As(err, &unsent) {
-			a.log.Error("output left metrics unsent", "output", outputs[i].cfg.Name, "unsent", unsent.Left)
-		} else if err == nil && outputs[i].w != nil {
-			a.log.Info("output flushed", "output", outputs[i].cfg.Name, "written", outputs[i].w.Stats().Written)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // OutputStatus is one output's name and counters, for programs that embed the agent.
 type OutputStatus struct {
 	Name, Alias string

@@ -10,12 +10,16 @@ import (
 	"github.com/morse-agent/morse/internal/throttle"
 )
 
-// DropEvent reports metrics lost for good. Every loss a Writer counts in metrics_dropped is
-// reported in exactly one event, so the sum of Count over all events equals the counter.
+// DropEvent reports metrics lost for good, or whose delivery is unknown. Every loss a Writer
+// counts in metrics_dropped is reported in exactly one event, so the sum of Count over all
+// events equals the counter.
 type DropEvent struct {
 	Output string // Options.Alias, or Options.Name when there is none
-	Reason string // morse.ReasonBufferFull, morse.ReasonShutdown, or the sink's reason
-	Count  int    // how many metrics were lost: always exact
+	// Reason is morse.ReasonBufferFull, morse.ReasonShutdown, the sink's reason, or
+	// morse.ReasonUnknown for a batch sent with no answer when shutdown cancelled its write:
+	// the sink may have stored it.
+	Reason string
+	Count  int // how many metrics were lost or, under morse.ReasonUnknown, are unknown
 	// Metrics are the metrics lost, oldest first, when they are known. For a partial write
 	// whose sink said how many it dropped but not which (Partial is true), they are the
 	// whole batch that the Count lost metrics were among. An eviction's metrics are known

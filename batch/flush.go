@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -33,12 +34,30 @@ type flusher struct {
 	mu        sync.Mutex
 	inRound   bool // a round of writes is in flight
 	abandoned bool // Close gave up on the flush loop: no round starts or settles any more
+
+	// keepsFlights is set for a persistent buffer, which keeps a batch whose write the hard
+	// shutdown cancelled for the next start; a memory buffer's is lost then.
+	keepsFlights bool
+	lost         stopLoss // batches in flight that the hard shutdown booked as lost
+}
+
+// stopLoss counts the metrics of the batches in flight that the hard shutdown booked as
+// lost, so that Close reports them with what the buffer still holds: unknown is the part
+// whose write was sent and had no answer (morse.ReasonUnknown).
+type stopLoss struct{ left, unknown atomic.Int64 }
+
+func (l *stopLoss) add(n int, unknown bool) {
+	l.left.Add(int64(n))
+	if unknown {
+		l.unknown.Add(int64(n))
+	}
 }
 
 // flight is one batch being written and the result of its write.
 type flight struct {
 	batch []morse.Metric
 	err   error
+	probe flightProbe // whether the sink may hold the batch without having answered
 }
 
 func newFlusher(buf Buffer, send sender, batchSize, maxInFlight int) *flusher {
@@ -57,7 +76,7 @@ func newFlusher(buf Buffer, send sender, batchSize, maxInFlight int) *flusher {
 // to maxInFlight batches are written at once.
 func (f *flusher) flush(ctx context.Context) error {
 	for todo := f.buf.Len(); todo > 0; {
-		n := f.begin(&todo)
+		n := f.begin(ctx, &todo)
 		if n == 0 {
 			return nil
 		}
@@ -67,7 +86,8 @@ func (f *flusher) flush(ctx context.Context) error {
 		f.writing.Start(time.Now())
 		f.write(ctx, f.flights[:n])
 		f.writing.Done()
-		settled, err := f.end(f.flights[:n])
+		// A context ended now is the hard shutdown's: nothing will retry what failed.
+		settled, err := f.end(f.flights[:n], ctx.Err() != nil)
 		release(f.flights[:n])
 		if !settled {
 			return nil // Close booked the round; its context is cancelled, so the loop ends
@@ -85,12 +105,13 @@ func (f *flusher) flush(ctx context.Context) error {
 	return nil
 }
 
-// begin starts a round: it takes batches out of the buffer unless Close has given up on the
-// flush loop, and returns how many.
-func (f *flusher) begin(todo *int) int {
+// begin starts a round: it takes batches out of the buffer unless the hard shutdown has
+// come (ctx ended) or Close has given up on the flush loop, and returns how many. After the
+// hard shutdown, what the buffer holds is Close's to report, not a write's to try.
+func (f *flusher) begin(ctx context.Context, todo *int) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.abandoned {
+	if f.abandoned || ctx.Err() != nil {
 		return 0
 	}
 	n := f.take(todo)
@@ -103,12 +124,12 @@ func (f *flusher) begin(todo *int) int {
 // whatever the writes answered. A write that succeeded after all is logged, in one line for
 // the round (no round starts after it), since those metrics may be stored although they
 // were counted as dropped.
-func (f *flusher) end(fs []flight) (settled bool, retryErr error) {
+func (f *flusher) end(fs []flight, stopped bool) (settled bool, retryErr error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inRound = false
 	if !f.abandoned {
-		return true, f.settle(fs)
+		return true, f.settle(fs, stopped)
 	}
 	stored := 0
 	for i := range fs {
@@ -123,21 +144,26 @@ func (f *flusher) end(fs []flight) (settled bool, retryErr error) {
 	return false, nil
 }
 
-// abandon is Close giving up on the flush loop. It returns a copy of the metrics of the
-// round in flight, if any, which the caller then books, or nil when no round is in flight:
-// the last one was booked by settle, and no other will start.
-func (f *flusher) abandon() []morse.Metric {
+// abandon is Close giving up on the flush loop. It returns copies of the metrics of the
+// round in flight, if any, which the caller then books: unknown holds the batches whose
+// write was sent and has not answered, unsent the others. Both are nil when no round is in
+// flight: the last one was booked by settle, and no other will start.
+func (f *flusher) abandon() (unknown, unsent []morse.Metric) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.abandoned = true
 	if !f.inRound {
-		return nil
+		return nil, nil
 	}
-	var ms []morse.Metric
 	for i := range f.flights {
-		ms = append(ms, f.flights[i].batch...) // the writes only read them
+		fl := &f.flights[i] // the writes only read the batches
+		if fl.probe.unknown() {
+			unknown = append(unknown, fl.batch...)
+		} else {
+			unsent = append(unsent, fl.batch...)
+		}
 	}
-	return ms
+	return unknown, unsent
 }
 
 // take takes up to maxInFlight batches of what is left to do out of the buffer.
@@ -160,7 +186,8 @@ func (f *flusher) take(todo *int) int {
 func (f *flusher) write(ctx context.Context, fs []flight) {
 	send := func(fl *flight) {
 		start := time.Now()
-		fl.err = f.send.send(ctx, fl.batch)
+		fl.probe.state.Store(probeIdle)
+		fl.err = f.send.send(withProbe(ctx, &fl.probe), fl.batch)
 		f.stats.writeTimeNs.Add(int64(time.Since(start)))
 	}
 	if len(fs) == 1 {
@@ -177,10 +204,17 @@ func (f *flusher) write(ctx context.Context, fs []flight) {
 // settle books the writes in the order their batches left the buffer and returns the first
 // error to retry, if any. Batches to retry go back in reverse order, so that the oldest is at
 // the head again and, if the buffer filled up meanwhile, eviction takes the oldest metrics
-// of all.
-func (f *flusher) settle(fs []flight) (retryErr error) {
+// of all. After the hard shutdown (stopped) nothing is retried, and a memory buffer's batch
+// that failed is booked as lost at once, once (lostAtStop), rather than put back into a
+// buffer that may have filled up meanwhile and would evict it as buffer_full.
+func (f *flusher) settle(fs []flight, stopped bool) (retryErr error) {
 	for i := range fs {
 		if morse.Classify(fs[i].err) == morse.OutcomeRetry {
+			if stopped && !f.keepsFlights {
+				f.stats.writeErrors.Incr()
+				f.lostAtStop(&fs[i])
+				continue
+			}
 			retryErr = cmp.Or(retryErr, fs[i].err)
 			continue
 		}
@@ -192,7 +226,7 @@ func (f *flusher) settle(fs []flight) (retryErr error) {
 		f.stats.wrote(f.drops.settled(fs[i].batch, fs[i].err))
 	}
 	for i := len(fs) - 1; i >= 0; i-- {
-		if morse.Classify(fs[i].err) == morse.OutcomeRetry {
+		if morse.Classify(fs[i].err) == morse.OutcomeRetry && (!stopped || f.keepsFlights) {
 			f.stats.writeErrors.Incr()
 			f.buf.Reject(fs[i].batch)
 		}
@@ -201,6 +235,21 @@ func (f *flusher) settle(fs []flight) (retryErr error) {
 		f.logRetry(retryErr)
 	}
 	return retryErr
+}
+
+// lostAtStop books a batch whose write the hard shutdown ended without success: under
+// morse.ReasonUnknown when it was sent and had no answer, so the sink may hold it, and under
+// morse.ReasonShutdown when the sink never had it or said it did not store it.
+func (f *flusher) lostAtStop(fl *flight) {
+	f.buf.Accept(fl.batch)
+	morse.SettleTracked(fl.batch, false)
+	unknown := fl.probe.unknown()
+	reason := morse.ReasonShutdown
+	if unknown {
+		reason = morse.ReasonUnknown
+	}
+	f.lost.add(len(fl.batch), unknown)
+	f.drops.lose(DropEvent{Reason: reason, Count: len(fl.batch), Metrics: fl.batch, Err: fl.err})
 }
 
 // release lets go of the metrics of settled batches. The slices are kept for the next

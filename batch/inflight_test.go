@@ -188,7 +188,8 @@ func TestFlushLetsGoOfItsBatches(t *testing.T) {
 				require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 13)))
 				time.Sleep(10 * time.Millisecond) // past the first round of writes, before a retry
 				synctest.Wait()
-				for i, fl := range w.flusher.flights {
+				for i := range w.flusher.flights {
+					fl := &w.flusher.flights[i]
 					require.Empty(t, fl.batch, "flight %d", i)
 					for j, m := range fl.batch[:cap(fl.batch)] {
 						require.Zero(t, m, "flight %d, slot %d", i, j)

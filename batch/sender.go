@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -32,7 +33,64 @@ func (s *outputSender) send(ctx context.Context, batch []morse.Metric) error {
 	if err := s.connect(ctx); err != nil {
 		return err
 	}
-	return s.out.Write(ctx, batch)
+	p := probeOf(ctx)
+	sent := ctx.Err() == nil // a Write that starts cancelled sends nothing
+	if sent {
+		p.sent()
+	}
+	err := s.out.Write(ctx, batch)
+	if sent {
+		p.returned(err != nil && ctx.Err() != nil)
+	}
+	return err
+}
+
+// flightProbe tells, for one batch in flight, whether the sink may hold it although no
+// answer said so: the output's Write was entered (the request may be on the wire) and it
+// has not returned, or it returned because its context ended rather than with the sink's
+// answer. Shutdown reports such a batch under morse.ReasonUnknown rather than as surely
+// lost. The flusher hands one to each flight through the context.
+type flightProbe struct{ state atomic.Int32 }
+
+const (
+	probeIdle       int32 = iota // Write not entered
+	probeSent                    // Write entered, not returned
+	probeAnswered                // Write returned with the sink's answer, or its own error
+	probeUnanswered              // Write returned because its context ended: no answer
+)
+
+type probeKey struct{}
+
+// withProbe gives the sends made with ctx the probe p.
+func withProbe(ctx context.Context, p *flightProbe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+func probeOf(ctx context.Context) *flightProbe {
+	p, _ := ctx.Value(probeKey{}).(*flightProbe)
+	return p
+}
+
+func (p *flightProbe) sent() {
+	if p != nil && p.state.Load() != probeUnanswered {
+		p.state.Store(probeSent)
+	}
+}
+
+func (p *flightProbe) returned(unanswered bool) {
+	switch {
+	case p == nil:
+	case unanswered:
+		p.state.Store(probeUnanswered)
+	case p.state.Load() != probeUnanswered: // one unanswered request leaves the batch in doubt
+		p.state.Store(probeAnswered)
+	}
+}
+
+// unknown reports whether the sink may hold the batch without having said so.
+func (p *flightProbe) unknown() bool {
+	st := p.state.Load()
+	return st == probeSent || st == probeUnanswered
 }
 
 // connect connects the output until it succeeds once; until then every attempt tries again,

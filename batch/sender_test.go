@@ -238,7 +238,7 @@ func (o *ignoringOutput) Write(context.Context, []morse.Metric) error {
 
 // TestCloseAbandonsAWriteThatIgnoresItsContext: the hard shutdown waits a moment for a
 // cancelled write, then closes without it, so that the process can exit, and counts what the
-// write held and what the buffer held as dropped at shutdown.
+// write held as unknown and what the buffer held as dropped at shutdown.
 func TestCloseAbandonsAWriteThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := &ignoringOutput{release: make(chan struct{})}
@@ -254,9 +254,10 @@ func TestCloseAbandonsAWriteThatIgnoresItsContext(t *testing.T) {
 		var unsent *UnsentError
 		require.ErrorAs(t, w.Close(ctx), &unsent)
 		require.Equal(t, time.Second+abandonAfter, time.Since(start))
-		require.Equal(t, 2, unsent.Left)
+		require.Equal(t, 6, unsent.Left, "the 4 in flight and the 2 buffered")
+		require.Equal(t, 4, unsent.Unknown, "the write was sent and never answered")
 		st := w.Stats()
-		require.Equal(t, int64(6), st.DroppedByReason[morse.ReasonShutdown], "the 4 in flight and the 2 buffered")
+		require.Equal(t, map[string]int64{morse.ReasonUnknown: 4, morse.ReasonShutdown: 2}, st.DroppedByReason)
 		var sum int
 		for _, ev := range events {
 			sum += ev.Count

@@ -58,7 +58,8 @@ func TestAbandonedWriteIsCountedOnce(t *testing.T) {
 				out.answer <- tc.late // the abandoned write returns at last
 				synctest.Wait()
 				st := w.Stats()
-				require.Equal(t, map[string]int64{morse.ReasonShutdown: 6}, st.DroppedByReason)
+				require.Equal(t, map[string]int64{morse.ReasonUnknown: 4, morse.ReasonShutdown: 2}, st.DroppedByReason,
+					"the write was sent and had no answer; the buffer's were never sent")
 				require.Zero(t, st.Written)
 				require.Equal(t, st.Added, st.Written+st.Dropped, "each metric counted once")
 				require.Zero(t, st.BufferSize, "nothing went back into the closed writer's buffer")
@@ -130,4 +131,60 @@ func TestAbandonedWriteStaysInTheDiskBuffer(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	_, written := out.Snapshot()
 	require.Equal(t, testutil.SeqRange(0, 6), testutil.Seqs(written), "the next start sends what the flight held")
+}
+
+// silentSink answers the batches that start with a sequence number in refuse at once
+// with a failure to retry, as a sink that is down would, and holds every other write until
+// its context ends, as a sink that took the request and never answers would.
+type silentSink struct {
+	testutil.ScriptOutput
+	refuse map[int]bool
+}
+
+func (o *silentSink) Write(ctx context.Context, b []morse.Metric) error {
+	if o.refuse[testutil.Seqs(b)[0]] {
+		return errors.New("connection refused")
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (o *silentSink) MaxConcurrentWrites() int { return 2 }
+
+// TestCancelledFlightIsReportedOnceAtShutdown: a batch whose write the hard shutdown cancels
+// is not put back into the buffer, which filled up meanwhile and would evict it as
+// buffer_full: it is reported once, under unknown when the write was sent and had no answer,
+// and Close's Left counts it. A batch the sink refused before the shutdown is surely not
+// stored: it is reported under shutdown, as the buffer's are.
+func TestCancelledFlightIsReportedOnceAtShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var events []DropEvent
+		out := &silentSink{refuse: map[int]bool{4: true}}
+		w, err := NewWriter(out, Options{BatchSize: 4, BufferLimit: 8, FlushInterval: time.Hour, WriteTimeout: time.Minute,
+			OnDrop: collectDrops(&events), Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(0, 8))) // two batches leave at once
+		synctest.Wait()
+		require.NoError(t, w.WriteBatch(testutil.SeqMetrics(8, 16))) // the buffer is full again
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		var unsent *UnsentError
+		require.ErrorAs(t, w.Close(ctx), &unsent)
+
+		byReason := map[string][]int{}
+		total := 0
+		for _, ev := range events {
+			byReason[ev.Reason] = append(byReason[ev.Reason], testutil.Seqs(ev.Metrics)...)
+			total += ev.Count
+		}
+		require.Equal(t, map[string][]int{
+			morse.ReasonUnknown:  testutil.SeqRange(0, 4),
+			morse.ReasonShutdown: append(testutil.SeqRange(4, 8), testutil.SeqRange(8, 16)...),
+		}, byReason, "each metric once; none evicted as buffer_full")
+		require.Equal(t, &UnsentError{Output: unsent.Output, Left: 16, Unknown: 4}, unsent)
+		require.Equal(t, 16, total, "OnDrop's total is Left")
+		st := w.Stats()
+		require.Equal(t, st.Added, st.Written+st.Dropped)
+		require.Equal(t, map[string]int64{morse.ReasonUnknown: 4, morse.ReasonShutdown: 12}, st.DroppedByReason)
+	})
 }

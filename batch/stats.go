@@ -142,7 +142,7 @@ func (s *outputStats) unregister() {
 func sinkRefused(reason string) bool {
 	switch reason {
 	case morse.ReasonBufferFull, morse.ReasonBufferBytes, morse.ReasonTooOld,
-		morse.ReasonCorrupt, morse.ReasonShutdown, morse.ReasonRetryExpired:
+		morse.ReasonCorrupt, morse.ReasonShutdown, morse.ReasonUnknown, morse.ReasonRetryExpired:
 		return false
 	}
 	return true

@@ -31,15 +31,22 @@ import (
 // ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("morse: batch writer is closed")
 
-// UnsentError reports the metrics that were still buffered when Close gave up. They are
-// reported to OnDrop and counted as dropped under morse.ReasonShutdown.
+// UnsentError reports the metrics that Close gave up on: those still buffered, and those
+// in flight whose write it cancelled. They are reported to OnDrop and counted as dropped,
+// each once: under morse.ReasonUnknown the Unknown ones, whose write was sent and had no
+// answer, so the sink may hold them; under morse.ReasonShutdown the rest.
 type UnsentError struct {
-	Output string
-	Left   int
+	Output  string
+	Left    int // every metric left unsent, Unknown included
+	Unknown int // of Left, those sent with no answer: lost or stored, nobody knows
 }
 
 // Error says how many metrics the output left unsent.
 func (e *UnsentError) Error() string {
+	if e.Unknown > 0 {
+		return fmt.Sprintf("output %s: %d metrics left unsent (%d of them sent with no answer: lost or stored)",
+			e.Output, e.Left, e.Unknown)
+	}
 	return fmt.Sprintf("output %s: %d metrics left unsent", e.Output, e.Left)
 }
 
@@ -123,6 +130,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 		maxAge: opts.RetryMaxAge, unauthMaxAge: opts.UnauthorizedRetryMaxAge,
 	}
 	w.flusher = newFlusher(buf, w.retry, opts.BatchSize, opts.MaxInFlight)
+	_, w.flusher.keepsFlights = buf.(PersistentBuffer)
 	w.flusher.drops, w.flusher.stats, w.flusher.logRetry, w.flusher.log = w.drops, w.stats, w.logRetry, log
 	w.gate = newGate(opts, buf, w.sched)
 	w.flusher.gate = w.gate
@@ -264,9 +272,12 @@ func (w *Writer) UnregisterStats() { w.stats.unregister() }
 // Close shuts the writer down in two steps. The soft shutdown stops the flush schedule and
 // writes what is buffered, backing off between failures, until the buffer is empty or ctx
 // ends. Then the hard shutdown cancels the writes in flight, so Close returns soon after
-// ctx ends, reports what is left to OnDrop under morse.ReasonShutdown and closes the output.
-// If metrics were left, the error is an *UnsentError. A PersistentBuffer keeps what is left
-// for the next start instead: nothing is dropped, and the buffer is closed.
+// ctx ends (at most abandonAfter later), reports what is left to OnDrop and closes the
+// output. What is left is each metric still buffered or in a cancelled write, reported once:
+// under morse.ReasonUnknown a write that was sent and had no answer, under
+// morse.ReasonShutdown the rest. If metrics were left, the error is an *UnsentError. A
+// PersistentBuffer keeps what is left, in flight too, for the next start instead: nothing
+// is dropped, and the buffer is closed.
 func (w *Writer) Close(ctx context.Context) error {
 	w.closeOnce.Do(func() {
 		w.closed.Store(true)
@@ -291,8 +302,8 @@ func (w *Writer) Close(ctx context.Context) error {
 			if left > 0 {
 				w.log.Info("metrics kept in the buffer for the next start", "buffered", left)
 			}
-		} else if left := w.dropLeft(); left > 0 {
-			errs = append(errs, &UnsentError{Output: w.opts.Name, Left: left})
+		} else if left, unknown := w.dropLeft(); left > 0 {
+			errs = append(errs, &UnsentError{Output: w.opts.Name, Left: left, Unknown: unknown})
 		}
 		if err := w.out.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("output %s: close: %w", w.opts.Name, err))
@@ -306,7 +317,7 @@ func (w *Writer) Close(ctx context.Context) error {
 // is cancelled. An output's Write must return soon after; one that ignores its context
 // would otherwise keep the agent from ever exiting, and a service manager from restarting
 // it, so the writer gives up on it and the batch it holds.
-const abandonAfter = 2 * time.Second
+const abandonAfter = 500 * time.Millisecond
 
 // awaitFlushLoop waits for the flush goroutine to end after the hard shutdown, at most
 // abandonAfter.
@@ -327,33 +338,42 @@ func (w *Writer) awaitFlushLoop() {
 // to added, and the operator learns of the doubt from a log line. A persistent buffer keeps
 // a batch in flight for the next start (PersistentBuffer.Close), so nothing is dropped then.
 func (w *Writer) abandonFlight() {
-	ms := w.flusher.abandon()
-	if len(ms) == 0 {
+	unknown, unsent := w.flusher.abandon()
+	if len(unknown)+len(unsent) == 0 {
 		return // the round ended meanwhile and was booked; no other will start
 	}
-	w.log.Error("a write ignored its cancellation; closing without it", "waited", abandonAfter, "metrics", len(ms))
-	if _, ok := w.buf.(PersistentBuffer); ok {
+	w.log.Error("a write ignored its cancellation; closing without it", "waited", abandonAfter,
+		"metrics", len(unknown)+len(unsent))
+	if w.flusher.keepsFlights {
 		return
 	}
-	morse.SettleTracked(ms, false)
-	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms,
-		Err: fmt.Errorf("output %s: a write ignored its cancellation for %s", w.opts.Name, abandonAfter)})
+	err := fmt.Errorf("output %s: a write ignored its cancellation for %s", w.opts.Name, abandonAfter)
+	for _, part := range []struct {
+		ms     []morse.Metric
+		reason string
+	}{{unknown, morse.ReasonUnknown}, {unsent, morse.ReasonShutdown}} {
+		morse.SettleTracked(part.ms, false)
+		w.flusher.lost.add(len(part.ms), part.reason == morse.ReasonUnknown)
+		w.drops.lose(DropEvent{Reason: part.reason, Count: len(part.ms), Metrics: part.ms, Err: err})
+	}
 }
 
-// dropLeft takes what the buffer still holds out of it and reports it lost.
-func (w *Writer) dropLeft() int {
-	var left []morse.Metric
+// dropLeft takes what the buffer still holds out of it and reports it lost. It returns
+// every metric left at shutdown, with the batches in flight that the hard shutdown booked,
+// and of them those whose delivery is unknown.
+func (w *Writer) dropLeft() (left, unknown int) {
+	var ms []morse.Metric
 	for w.buf.Len() > 0 {
-		n := len(left)
-		left = w.buf.Batch(left, w.buf.Len())
-		if len(left) == n {
+		n := len(ms)
+		ms = w.buf.Batch(ms, w.buf.Len())
+		if len(ms) == n {
 			break
 		}
 	}
-	w.buf.Accept(left)
-	morse.SettleTracked(left, false)
+	w.buf.Accept(ms)
+	morse.SettleTracked(ms, false)
 	w.stats.bufferSize.Set(int64(w.buf.Len()))
-	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(left), Metrics: left,
-		Err: &UnsentError{Output: w.opts.Name, Left: len(left)}})
-	return len(left)
+	w.drops.lose(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms,
+		Err: &UnsentError{Output: w.opts.Name, Left: len(ms)}})
+	return len(ms) + int(w.flusher.lost.left.Load()), int(w.flusher.lost.unknown.Load())
 }

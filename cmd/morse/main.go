@@ -21,8 +21,10 @@ import (
 //go:embed default.conf
 var defaultConfig []byte
 
-// Exit statuses: 2 for a command line or config that cannot run, 1 for a run that failed or
-// left metrics unsent.
+// Exit statuses: 2 for a command line or config that cannot run; 1 for a run that failed,
+// which includes an agent that could not start (a port in use, a buffer directory locked or
+// read-only), or --once that left metrics unsent. A service stopped by a signal exits 0,
+// whatever its final flush left unsent, which it reports per output.
 const (
 	exitOK      = 0
 	exitFailed  = 1

@@ -63,8 +63,8 @@ func replay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "morse replay: %v\n", err)
 	}
 	fmt.Fprintf(stdout, "replayed %d metrics to outputs.%s: %d written, %d dropped again %v, %d left unsent\n",
-		st.Added, oc.Name, st.Written, st.Dropped-st.DroppedByReason[morse.ReasonShutdown], withoutShutdown(st.DroppedByReason),
-		st.DroppedByReason[morse.ReasonShutdown])
+		st.Added, oc.Name, st.Written, st.Dropped-unsent(st.DroppedByReason), withoutShutdown(st.DroppedByReason),
+		unsent(st.DroppedByReason))
 	if err != nil || st.Dropped > 0 {
 		return exitFailed
 	}
@@ -125,10 +125,15 @@ func replayFile(path string, oc *config.OutputConfig, timeout time.Duration, log
 	return w.Stats(), errors.Join(readErr, parseErrs, closeErr)
 }
 
+// unsent is what the writer left at shutdown: never sent, or sent with no answer.
+func unsent(byReason map[string]int64) int64 {
+	return byReason[morse.ReasonShutdown] + byReason[morse.ReasonUnknown]
+}
+
 func withoutShutdown(byReason map[string]int64) map[string]int64 {
 	out := map[string]int64{}
 	for r, n := range byReason {
-		if r != morse.ReasonShutdown {
+		if r != morse.ReasonShutdown && r != morse.ReasonUnknown {
 			out[r] = n
 		}
 	}

@@ -122,6 +122,7 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 	defer status.Stop()
 	var extend <-chan time.Time // ticks while the final flush may still run
 	var stopAt time.Time
+	var overrun <-chan time.Time // the process's own bound on the shutdown
 	for {
 		select {
 		case <-ready:
@@ -141,16 +142,42 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 			t := time.NewTicker(extendEvery)
 			defer t.Stop()
 			extend = t.C
+			hard := time.NewTimer(shutdownTimeout + exitGrace)
+			defer hard.Stop()
+			overrun = hard.C
 		case <-extend:
 			sm.extendTimeout(stopAt)
 		case err := <-done:
-			reportUnsent(agent, stderr)
-			if err != nil {
-				logger.Error("agent stopped with metrics unsent", "error", err)
-			}
-			return exitOK
+			return stopped(agent, err, logger, stderr)
+		case <-overrun:
+			// The agent bounds its shutdown itself (agent.hardGrace); this is the last resort.
+			logger.Error("shutdown overran shutdown_timeout; exiting without waiting for the agent", "grace", exitGrace)
+			return exitFailed
 		}
 	}
+}
+
+// exitGrace is how long past shutdown_timeout the process waits for the agent's Run before
+// it exits regardless, so that it always exits within shutdown_timeout + 1 s.
+const exitGrace = 900 * time.Millisecond
+
+// stopped reports how Run ended and returns the exit status. A Run that ended before the
+// agent was ready failed to start (a port in use, a buffer directory locked or read-only):
+// that is a failure, so that a service manager restarts it (Restart=on-failure), and its
+// cause is the last line logged. After a start, metrics left unsent at shutdown are
+// reported per output, and the exit status is 0: the stop was asked for.
+func stopped(agent *agent.Agent, err error, logger *slog.Logger, stderr io.Writer) int {
+	select {
+	case <-agent.Ready():
+	default:
+		logger.Error("agent failed to start", "error", err)
+		return exitFailed
+	}
+	reportUnsent(agent, stderr)
+	if err != nil {
+		logger.Error("agent stopped with metrics unsent", "error", err)
+	}
+	return exitOK
 }
 
 // reload applies a changed config. A config with problems is refused as a whole and the
@@ -173,14 +200,21 @@ func reload(agent *agent.Agent, opts *options, logger *slog.Logger, sm *serviceM
 }
 
 // reportUnsent prints, per output, what the final flush could not send: what the writer
-// dropped under the shutdown reason, which the drop count includes.
+// dropped under the shutdown and unknown reasons, which the drop count includes. Unknown
+// ones were sent and had no answer, so the sink may hold them.
 func reportUnsent(agent *agent.Agent, stderr io.Writer) {
 	for _, o := range agent.Outputs() {
 		name := "outputs." + o.Name
 		if o.Alias != "" {
 			name += " (" + o.Alias + ")"
 		}
-		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d)\n",
-			name, o.Stats.DroppedByReason[morse.ReasonShutdown], o.Stats.Written, o.Stats.Dropped)
+		unknown := o.Stats.DroppedByReason[morse.ReasonUnknown]
+		left := o.Stats.DroppedByReason[morse.ReasonShutdown] + unknown
+		doubt := ""
+		if unknown > 0 {
+			doubt = fmt.Sprintf("; %d of them sent with no answer: lost or stored", unknown)
+		}
+		fmt.Fprintf(stderr, "morse: %s: %d metrics left unsent (written %d, dropped %d%s)\n",
+			name, left, o.Stats.Written, o.Stats.Dropped, doubt)
 	}
 }
