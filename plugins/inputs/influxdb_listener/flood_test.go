@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener/listenertest"
 )
 
@@ -53,7 +54,10 @@ func TestIdleConnectionsDoNotLockClientsOut(t *testing.T) {
 		name := fmt.Sprintf("%d idle, %d header bytes", tc.idle, len(tc.prefix))
 		t.Run(name, func(t *testing.T) {
 			var worstHere time.Duration
-			l := newListener(t)
+			// Under -race on a busy host the flood can take longer than the default 10s
+			// read_timeout, which would close the keeper's idle connection (and the flood's)
+			// before the flood ends; the timeouts are not what this test is about.
+			l := newListener(t, func(l *InfluxDBListener) { l.ReadTimeout = morse.Duration(time.Minute) })
 			require.Equal(t, 1024, l.MaxConnections, "the default cap")
 			acc, st := start(t, l)
 			keeper := newClient(t, l.Addr(), nil)
