@@ -108,6 +108,9 @@ type InfluxDBListener struct {
 	// (HMAC) whose username claim is TokenUsername, as in Telegraf; see checkJWT.
 	TokenSharedSecret morse.Secret `toml:"token_shared_secret"`
 	TokenUsername     string       `toml:"token_username"`
+	// TokenAllowNoExpiration accepts a token without an "exp" claim, as Telegraf does;
+	// false, the default, refuses it as InfluxDB 1.x does ("token expiration required").
+	TokenAllowNoExpiration bool `toml:"token_allow_no_expiration"`
 	// ParserType picks one of Telegraf's two line protocol parsers; morse has one, so it is
 	// accepted with a warning.
 	ParserType string `toml:"parser_type"`
