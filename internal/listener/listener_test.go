@@ -124,6 +124,22 @@ func TestLimitEvictsFreshThenIdleAndRefusesWhenAllBusy(t *testing.T) {
 	require.Equal(t, int64(6), c.closed.Get())
 }
 
+// TestSetActivityLooksThroughTLS: the connection an http.Server or a stream reader holds is
+// the *tls.Conn around the one Limit accepted, and marking it marks that one.
+func TestSetActivityLooksThroughTLS(t *testing.T) {
+	c := newCapped(t, 1)
+	c.dial()
+	busy := tls.Server(<-c.accepted, &tls.Config{})
+	listener.HTTPConnState(busy, http.StateActive)
+	over := c.dial()
+	requireClosed(t, over)
+	require.Nil(t, (<-c.full)[1], "refused: the only connection is busy")
+	listener.HTTPConnState(busy, http.StateIdle)
+	c.dial()
+	<-c.accepted
+	require.Equal(t, int64(1), c.evicted.Get(), "the idle one made room")
+}
+
 // TestLimitWithoutCapTracksNothing checks that max <= 0 accepts everything and that
 // SetActivity on its connections, or on connections of no Limit listener, does nothing.
 func TestLimitWithoutCapTracksNothing(t *testing.T) {

@@ -166,10 +166,15 @@ func TestConnectionsOverTheCapAreRefusedOnlyWhenAllAreBusy(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	require.Equal(t, 1, acc.NMetrics())
 
-	newClient(t, l.Addr(), nil).healthy()
+	// net/http marks the holder idle only after its answer is sent, so a connection that
+	// arrives in between still finds it busy and is refused; the next one takes its slot.
+	require.Eventually(t, func() bool {
+		a, err := newClient(t, l.Addr(), nil).do("POST", "/write?db=x", []byte("after v=1\n"))
+		return err == nil && a.status == http.StatusNoContent
+	}, waitFor, time.Millisecond, "a new connection takes the idle holder's slot")
 	readUntilClosed(t, holder) // closed to make room for the client
 	require.Equal(t, int64(1), st.Counter("connections_evicted").Get())
-	require.Equal(t, int64(1), st.Counter("connections_refused").Get())
+	require.Equal(t, 2, acc.NMetrics())
 }
 
 // TestAuth refuses writes without or with wrong credentials as InfluxDB does, and accepts
