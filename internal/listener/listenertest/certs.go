@@ -1,7 +1,7 @@
 // Package listenertest helps the listeners' tests: it makes a throw-away certificate
 // authority with server and client certificates, and runs a whole morse.Agent with an
-// in-memory output so that a test can see exactly what a listener delivered. Nothing here is
-// used outside tests.
+// in-memory output so that a test can see exactly what a listener delivered, and floods a
+// listener with idle connections. Nothing here is used outside tests.
 package listenertest
 
 import (

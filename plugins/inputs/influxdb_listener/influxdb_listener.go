@@ -24,7 +24,9 @@
 // Limits apply as InfluxDB's do, only stricter: max_body_size counts the bytes after gzip
 // decompression, so a small gzip body that inflates beyond it gets 413, and the
 // decompression stops there. Header, read, write and idle timeouts are set, and
-// max_connections caps the open connections.
+// max_connections caps the open connections: at the cap a new connection takes the place of
+// one that has sent no complete request (internal/listener.Limit), so connections that send
+// nothing cannot lock senders out.
 //
 // A body is parsed as it arrives, in chunks (body.go), so a request holds a chunk and at
 // most one line of max_line_size, not its whole body. The lines parsed before a body
@@ -88,8 +90,10 @@ type InfluxDBListener struct {
 	// memory of a request: a body is parsed in chunks, and a line longer than a chunk is the
 	// only thing that makes the chunk grow.
 	MaxLineSize morse.Size `toml:"max_line_size"`
-	// MaxConnections caps the open connections; more are closed at once and counted. Zero
-	// means no cap.
+	// MaxConnections caps the open connections. At the cap a new connection takes the slot
+	// of the oldest one that has sent no complete request, else of the one idle longest
+	// between requests (counted as evicted); only when every connection is serving a
+	// request is it closed at once (refused). Zero means no cap.
 	MaxConnections int `toml:"max_connections"`
 	// DatabaseTag, when set, names a tag that receives the write's database (db, or the
 	// database part of bucket).
@@ -105,6 +109,9 @@ type InfluxDBListener struct {
 	// (HMAC) whose username claim is TokenUsername, as in Telegraf; see checkJWT.
 	TokenSharedSecret morse.Secret `toml:"token_shared_secret"`
 	TokenUsername     string       `toml:"token_username"`
+	// TokenAllowNoExpiration accepts a token without an "exp" claim, as Telegraf does;
+	// false, the default, refuses it as InfluxDB 1.x does ("token expiration required").
+	TokenAllowNoExpiration bool `toml:"token_allow_no_expiration"`
 	// ParserType picks one of Telegraf's two line protocol parsers; morse has one, so it is
 	// accepted with a warning.
 	ParserType string `toml:"parser_type"`
@@ -138,7 +145,7 @@ type counters struct {
 	requests, writes, pings, queries, bytes, lines *selfstat.Counter
 	parseErr, tooLarge, tooLong, authFail          *selfstat.Counter
 	busy, waitNs                                   *selfstat.Counter
-	opened, closed, refused                        *selfstat.Counter
+	opened, closed, refused, evicted               *selfstat.Counter
 }
 
 // The engine finds these optional interfaces by type assertion; a typo would go unnoticed.
@@ -284,6 +291,7 @@ func (l *InfluxDBListener) setup() error {
 		authFail: c("authentication_failures"),
 		busy:     c("backpressure_timeouts"), waitNs: c("backpressure_wait_ns"),
 		opened: c("connections_opened"), closed: c("connections_closed"), refused: c("connections_refused"),
+		evicted: c("connections_evicted"),
 	}
 	return nil
 }
@@ -303,10 +311,8 @@ func (l *InfluxDBListener) Start(_ context.Context, acc morse.Accumulator) error
 		return fmt.Errorf("listening on %s: %w", l.ServiceAddress, err)
 	}
 	ln := listener.Limit(raw, l.MaxConnections,
-		listener.ConnCounters{Opened: l.c.opened, Closed: l.c.closed, Refused: l.c.refused},
-		func(from net.Addr) {
-			l.ioLog.Log(l.log, slog.LevelWarn, "connection refused: max_connections reached", "from", from, "max_connections", l.MaxConnections)
-		})
+		listener.ConnCounters{Opened: l.c.opened, Closed: l.c.closed, Refused: l.c.refused, Evicted: l.c.evicted},
+		l.logFull)
 	if l.tlsCfg != nil {
 		// Wrapping the listener, as InfluxDB does, rather than ServeTLS keeps the server on
 		// HTTP/1.1, where max_connections bounds the requests in flight.
@@ -329,6 +335,17 @@ func (l *InfluxDBListener) Start(_ context.Context, acc morse.Accumulator) error
 	go l.serve(l.srv, ln, l.done)
 	l.log.Info("listening", "address", raw.Addr().String(), "tls", l.tlsCfg != nil)
 	return nil
+}
+
+// logFull logs, throttled, a connection closed because max_connections was reached.
+func (l *InfluxDBListener) logFull(from, evicted net.Addr) {
+	if evicted == nil {
+		l.ioLog.Log(l.log, slog.LevelWarn, "connection refused: max_connections reached and every connection is serving a request",
+			"from", from, "max_connections", l.MaxConnections)
+		return
+	}
+	l.ioLog.Log(l.log, slog.LevelWarn, "max_connections reached: closed the oldest connection without a request to make room",
+		"from", from, "closed", evicted, "max_connections", l.MaxConnections)
 }
 
 func (l *InfluxDBListener) serve(srv *http.Server, ln net.Listener, done chan struct{}) {
@@ -370,8 +387,10 @@ type freshConns struct {
 	stopping bool
 }
 
-// track is the server's ConnState hook.
+// track is the server's ConnState hook. It also tells max_connections which connections
+// may be closed to make room for a new one (listener.HTTPConnState).
 func (f *freshConns) track(c net.Conn, state http.ConnState) {
+	listener.HTTPConnState(c, state)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {

@@ -16,6 +16,12 @@ import (
 // claim is token_username. Telegraf reads it from the "Authentication" header; InfluxDB 1.x
 // clients send it in "Authorization", so both are read. It returns the message of a refusal,
 // or "" when the token is good.
+//
+// As InfluxDB 1.x does, and Telegraf does not, the token must expire: one without an "exp"
+// claim, or with exp 0, is refused with InfluxDB's "token expiration required", since a
+// token that never expires stays good for whoever obtains it, for as long as the secret is
+// unchanged. token_allow_no_expiration accepts such tokens, as Telegraf does. An expired
+// token gets InfluxDB's "Token is expired".
 func (l *InfluxDBListener) checkJWT(r *http.Request) string {
 	bearer, ok := bearerToken(r.Header.Get("Authentication"))
 	if !ok {
@@ -30,17 +36,24 @@ func (l *InfluxDBListener) checkJWT(r *http.Request) string {
 		}
 		return []byte(l.TokenSharedSecret), nil
 	})
+	var claims jwt.MapClaims
+	if token != nil {
+		claims, _ = token.Claims.(jwt.MapClaims)
+	}
 	switch {
+	case errors.Is(err, jwt.ErrTokenExpired) && l.lacksExpiration(claims):
+		// exp 0 is in 1970 for the JWT library, and no expiration for InfluxDB.
+		return errExpirationRequired
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return "token expired"
+		return "Token is expired"
 	case err != nil:
 		return "invalid token: " + err.Error()
 	case !token.Valid:
 		return "invalid token"
-	}
-	claims, ok := token.Claims.(jwt.MapClaims)
-	if !ok {
+	case claims == nil:
 		return "problem authenticating token"
+	case l.lacksExpiration(claims):
+		return errExpirationRequired
 	}
 	user, ok := claims["username"].(string)
 	if !ok || user == "" {
@@ -50,6 +63,20 @@ func (l *InfluxDBListener) checkJWT(r *http.Request) string {
 		return "authorization failed"
 	}
 	return ""
+}
+
+// errExpirationRequired is InfluxDB 1.x's answer to a token without an expiration.
+const errExpirationRequired = "token expiration required"
+
+// lacksExpiration reports a token that InfluxDB 1.x refuses for having no expiration: no
+// numeric "exp" claim, or one not above zero. It is false when token_allow_no_expiration is
+// set.
+func (l *InfluxDBListener) lacksExpiration(claims jwt.MapClaims) bool {
+	if l.TokenAllowNoExpiration {
+		return false
+	}
+	exp, ok := claims["exp"].(float64)
+	return !ok || exp <= 0
 }
 
 // bearerToken takes the token out of a "Bearer <token>" header value.

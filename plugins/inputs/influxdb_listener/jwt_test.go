@@ -28,7 +28,8 @@ func TestJWTAuth(t *testing.T) {
 	l := newListener(t, func(l *InfluxDBListener) { l.TokenSharedSecret, l.TokenUsername = "shared-secret", "telegraf" })
 	acc, st := start(t, l)
 	c := newClient(t, l.Addr(), nil)
-	good := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf", "exp": time.Now().Add(time.Hour).Unix()})
+	exp := time.Now().Add(time.Hour).Unix()
+	good := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf", "exp": exp})
 	tests := []struct {
 		name, header, value string
 		status              int
@@ -38,14 +39,18 @@ func TestJWTAuth(t *testing.T) {
 		{"InfluxDB's header", "Authorization", "Bearer " + good, http.StatusNoContent, ""},
 		{"no token", "X-None", "", http.StatusUnauthorized, "authorization failed: a bearer token is required"},
 		{"basic credentials are not a token", "Authorization", "Token telegraf:pw", http.StatusUnauthorized, "a bearer token is required"},
-		{"another user", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS512, secret, jwt.MapClaims{"username": "mallory"}),
+		{"another user", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS512, secret, jwt.MapClaims{"username": "mallory", "exp": exp}),
 			http.StatusUnauthorized, "authorization failed"},
-		{"no username", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "telegraf"}),
+		{"no username", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "telegraf", "exp": exp}),
 			http.StatusUnauthorized, "token must contain a string username"},
 		{"another secret", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS256, []byte("guess"), jwt.MapClaims{"username": "telegraf"}),
 			http.StatusUnauthorized, "invalid token: token signature is invalid"},
 		{"expired", "Authentication", "Bearer " + signed(t, jwt.SigningMethodHS256, secret,
-			jwt.MapClaims{"username": "telegraf", "exp": time.Now().Add(-time.Minute).Unix()}), http.StatusUnauthorized, "token expired"},
+			jwt.MapClaims{"username": "telegraf", "exp": time.Now().Add(-time.Minute).Unix()}), http.StatusUnauthorized, errorBody("Token is expired")},
+		{"no expiration", "Authorization", "Bearer " + signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf"}),
+			http.StatusUnauthorized, errorBody("token expiration required")},
+		{"expiration 0", "Authorization", "Bearer " + signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf", "exp": 0}),
+			http.StatusUnauthorized, errorBody("token expiration required")},
 		{"unsigned", "Authentication", "Bearer " + signed(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, jwt.MapClaims{"username": "telegraf"}),
 			http.StatusUnauthorized, "invalid token"},
 	}
@@ -63,6 +68,31 @@ func TestJWTAuth(t *testing.T) {
 	require.Equal(t, 2, acc.NMetrics(), "only the two good requests were written")
 	require.Equal(t, int64(failures), st.Counter("authentication_failures").Get())
 	require.Equal(t, http.StatusNoContent, c.must("GET", "/ping", nil).status, "ping needs no token")
+}
+
+// TestJWTWithoutExpirationAllowedByOption: token_allow_no_expiration lets in a token with
+// no "exp" claim, as Telegraf does, and still refuses an expired one.
+func TestJWTWithoutExpirationAllowedByOption(t *testing.T) {
+	secret := []byte("shared-secret")
+	l := newListener(t, func(l *InfluxDBListener) {
+		l.TokenSharedSecret, l.TokenUsername, l.TokenAllowNoExpiration = "shared-secret", "telegraf", true
+	})
+	acc, _ := start(t, l)
+	c := newClient(t, l.Addr(), nil)
+	forever := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf"})
+	a := c.must("POST", "/write?db=x", []byte("m v=1\n"), "Authorization", "Bearer "+forever)
+	require.Equal(t, http.StatusNoContent, a.status, a.body)
+	expired := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"username": "telegraf", "exp": time.Now().Add(-time.Minute).Unix()})
+	a = c.must("POST", "/write?db=x", []byte("m v=2\n"), "Authorization", "Bearer "+expired)
+	require.Equal(t, http.StatusUnauthorized, a.status)
+	require.Equal(t, errorBody("Token is expired"), a.body)
+	require.Equal(t, 1, acc.NMetrics())
+
+	require.False(t, New().TokenAllowNoExpiration, "tokens must expire by default")
+	fromConfig := New()
+	_, err := toml.Decode("token_allow_no_expiration = true", fromConfig)
+	require.NoError(t, err)
+	require.True(t, fromConfig.TokenAllowNoExpiration)
 }
 
 func TestZeroMeansTelegrafsDefault(t *testing.T) {

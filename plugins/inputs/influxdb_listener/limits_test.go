@@ -1,6 +1,7 @@
 package influxdblistener
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
@@ -135,13 +136,20 @@ func TestIdleAndStalledConnectionsAreClosedByTheTimeout(t *testing.T) {
 	}
 }
 
-// TestConnectionsOverTheCapAreRefused holds the only slot with a keep-alive connection, sees
-// a second connection closed at once and counted, and then sees the slot serve again.
-func TestConnectionsOverTheCapAreRefused(t *testing.T) {
+// TestConnectionsOverTheCapAreRefusedOnlyWhenAllAreBusy holds the only slot with a request
+// whose body is on its way: a second connection is closed at once and counted. Once that
+// request is answered, its keep-alive connection is idle, and a new connection takes its
+// slot instead of being refused.
+func TestConnectionsOverTheCapAreRefusedOnlyWhenAllAreBusy(t *testing.T) {
 	l := newListener(t, func(l *InfluxDBListener) { l.MaxConnections = 1 })
-	_, st := start(t, l)
-	holder := newClient(t, l.Addr(), nil)
-	holder.healthy() // its idle keep-alive connection now holds the slot
+	acc, st := start(t, l)
+	holder, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer holder.Close()
+	_, err = holder.Write([]byte("POST /write?db=x HTTP/1.1\r\nHost: morse\r\nContent-Length: 9\r\n\r\nbusy"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return st.Counter("requests_received").Get() == 1 }, waitFor, time.Millisecond,
+		"the request is being served")
 
 	conn, err := net.Dial("tcp", l.Addr().String())
 	require.NoError(t, err)
@@ -150,9 +158,23 @@ func TestConnectionsOverTheCapAreRefused(t *testing.T) {
 	require.Empty(t, readUntilClosed(t, conn), "refused without an answer")
 	require.Equal(t, int64(1), st.Counter("connections_refused").Get())
 
-	holder.hc.CloseIdleConnections()
-	require.Eventually(t, func() bool { return st.Counter("connections_closed").Get() >= 1 }, waitFor, time.Millisecond)
-	newClient(t, l.Addr(), nil).healthy()
+	_, err = holder.Write([]byte(" v=1\n"))
+	require.NoError(t, err)
+	require.NoError(t, holder.SetReadDeadline(time.Now().Add(waitFor)))
+	resp, err := http.ReadResponse(bufio.NewReader(holder), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Equal(t, 1, acc.NMetrics())
+
+	// net/http marks the holder idle only after its answer is sent, so a connection that
+	// arrives in between still finds it busy and is refused; the next one takes its slot.
+	require.Eventually(t, func() bool {
+		a, err := newClient(t, l.Addr(), nil).do("POST", "/write?db=x", []byte("after v=1\n"))
+		return err == nil && a.status == http.StatusNoContent
+	}, waitFor, time.Millisecond, "a new connection takes the idle holder's slot")
+	readUntilClosed(t, holder) // closed to make room for the client
+	require.Equal(t, int64(1), st.Counter("connections_evicted").Get())
+	require.Equal(t, 2, acc.NMetrics())
 }
 
 // TestAuth refuses writes without or with wrong credentials as InfluxDB does, and accepts

@@ -39,30 +39,34 @@ func sendLine(t *testing.T, conn net.Conn, acc interface{ NMetrics() int }, n in
 	require.Eventually(t, func() bool { return acc.NMetrics() >= n }, waitFor, time.Millisecond)
 }
 
-// TestConnectionsOverTheCapAreRefused holds the only slot, sees a second connection closed
-// at once and counted, and then sees the slot serve again once it is free.
-func TestConnectionsOverTheCapAreRefused(t *testing.T) {
+// TestConnectionsOverTheCapEvictTheIdleOne holds the only slot with a connection that has
+// sent a line and waits: a second connection takes the slot, the first is closed and
+// counted, and once the second is closed the slot serves again.
+func TestConnectionsOverTheCapEvictTheIdleOne(t *testing.T) {
 	s := newListener(t, "tcp://127.0.0.1:0", func(s *SocketListener) { s.MaxConnections = 1 })
 	acc, st := start(t, s)
 	addr := s.Addr().String()
 
 	first, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	sendLine(t, first, acc, 1) // the first connection holds the slot
+	defer first.Close()
+	sendLine(t, first, acc, 1) // the first connection holds the slot, idle
 
 	second, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	defer second.Close()
-	_ = readUntilClosed(t, second)
-	require.Equal(t, int64(1), st.Counter("connections_refused").Get())
+	sendLine(t, second, acc, 2)
+	_ = readUntilClosed(t, first)
+	require.Equal(t, int64(1), st.Counter("connections_evicted").Get())
+	require.Zero(t, st.Counter("connections_refused").Get())
 
-	require.NoError(t, first.Close())
-	require.Eventually(t, func() bool { return st.Counter("connections_closed").Get() == 1 }, waitFor, time.Millisecond)
+	require.NoError(t, second.Close())
+	require.Eventually(t, func() bool { return st.Counter("connections_closed").Get() == 2 }, waitFor, time.Millisecond)
 	third, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer third.Close()
-	sendLine(t, third, acc, 2)
-	require.Equal(t, int64(2), st.Counter("connections_opened").Get())
+	sendLine(t, third, acc, 3)
+	require.Equal(t, int64(3), st.Counter("connections_opened").Get())
+	require.Equal(t, int64(1), st.Counter("connections_evicted").Get(), "a free slot evicts nothing")
 }
 
 // TestIdleConnectionIsClosedAfterReadTimeout keeps a connection silent and sees the server

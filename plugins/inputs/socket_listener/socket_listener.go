@@ -64,11 +64,13 @@ type SocketListener struct {
 	// ServiceAddress is where to listen: "tcp://127.0.0.1:8094", "udp://127.0.0.1:8094",
 	// "unix:///run/morse.sock" or "unixgram:///run/morse.sock".
 	ServiceAddress string `toml:"service_address"`
-	// MaxConnections caps the open stream connections; more are closed at once and counted.
-	// Zero means no cap.
+	// MaxConnections caps the open stream connections. At the cap a new connection takes
+	// the slot of the oldest one that has sent no complete line, else of the one idle
+	// longest (counted as evicted); only when every connection is being read is it closed
+	// at once (refused). Zero means no cap.
 	MaxConnections int `toml:"max_connections"`
 	// ReadTimeout closes a stream connection that sends nothing for this long; zero waits
-	// forever.
+	// forever. See New for why the default is 5 minutes.
 	ReadTimeout morse.Duration `toml:"read_timeout"`
 	// KeepAlivePeriod is the TCP keep-alive period: unset uses Go's default (15s), zero turns
 	// keep-alive probes off.
@@ -123,9 +125,9 @@ type server interface {
 
 // counters are the listener's self-metrics, reported as internal_socket_listener.
 type counters struct {
-	opened, closed, refused         *selfstat.Counter
-	bytes, packets, lines, parseErr *selfstat.Counter
-	readErr, decodeErr              *selfstat.Counter
+	opened, closed, refused, evicted *selfstat.Counter
+	bytes, packets, lines, parseErr  *selfstat.Counter
+	readErr, decodeErr               *selfstat.Counter
 }
 
 // The engine finds these optional interfaces by type assertion; a typo would go unnoticed.
@@ -139,6 +141,16 @@ var (
 
 // New returns the plugin with its defaults: TCP on localhost port 8094, at most 1024
 // connections, idle connections closed after 5 minutes.
+//
+// The idle timeout is no defence against connections opened to exhaust the cap: with
+// eviction, 10,000 connections that send nothing delay a sender's lines by under a
+// millisecond (TestIdleConnectionsDoNotLockSendersOut), whatever the timeout, while an
+// attacker who reconnects defeats any timeout. What the timeout costs is paid by honest
+// senders: one that writes less often than it, such as Telegraf's socket_writer with a long
+// flush_interval, finds its connection closed, and its next lines, written into a socket the
+// listener has closed, are lost without an error. 5 minutes is longer than any usual
+// interval and still frees the slot of a sender that went away without closing; Telegraf's
+// default, no timeout, would hold such a slot until eviction takes it.
 func New() *SocketListener {
 	return &SocketListener{
 		ServiceAddress:       "tcp://127.0.0.1:8094",
@@ -262,7 +274,8 @@ func (s *SocketListener) setup() error {
 	c := s.stats.Counter
 	s.c = counters{
 		opened: c("connections_opened"), closed: c("connections_closed"), refused: c("connections_refused"),
-		bytes: c("bytes_received"), packets: c("packets_received"), lines: c("lines_received"),
+		evicted: c("connections_evicted"),
+		bytes:   c("bytes_received"), packets: c("packets_received"), lines: c("lines_received"),
 		parseErr: c("parse_errors"), readErr: c("read_errors"), decodeErr: c("decode_errors"),
 	}
 	return nil

@@ -49,10 +49,8 @@ func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, err
 		return nil, err
 	}
 	ln := listener.Limit(raw, s.MaxConnections,
-		listener.ConnCounters{Opened: s.c.opened, Closed: s.c.closed, Refused: s.c.refused},
-		func(from net.Addr) {
-			s.ioLog.Log(s.log, slog.LevelWarn, "connection refused: max_connections reached", "from", from, "max_connections", s.MaxConnections)
-		})
+		listener.ConnCounters{Opened: s.c.opened, Closed: s.c.closed, Refused: s.c.refused, Evicted: s.c.evicted},
+		s.logFull)
 	if s.tlsCfg != nil {
 		ln = tls.NewListener(ln, s.tlsCfg)
 	}
@@ -60,6 +58,17 @@ func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, err
 	srv.ctx, srv.cancel = context.WithCancel(context.Background())
 	go srv.serve()
 	return srv, nil
+}
+
+// logFull logs, throttled, a connection closed because max_connections was reached.
+func (s *SocketListener) logFull(from, evicted net.Addr) {
+	if evicted == nil {
+		s.ioLog.Log(s.log, slog.LevelWarn, "connection refused: max_connections reached and every connection is being read",
+			"from", from, "max_connections", s.MaxConnections)
+		return
+	}
+	s.ioLog.Log(s.log, slog.LevelWarn, "max_connections reached: closed the oldest connection without a complete line to make room",
+		"from", from, "closed", evicted, "max_connections", s.MaxConnections)
 }
 
 // keepAlive maps keep_alive_period onto net.ListenConfig: unset keeps Go's default, zero
@@ -234,18 +243,33 @@ func (srv *streamServer) readError(from net.Addr, msg string, err error) {
 // connReader reads a connection for the parser. Before each read it moves the idle deadline
 // on, and after it counts the bytes and the lines parsed since the previous read. Counting
 // per read rather than per line keeps shared counters out of the per-line path.
+//
+// It also tells max_connections what the connection is doing (listener.SetActivity): Fresh
+// until a first complete line, Idle while it waits for bytes after that, Busy while what it
+// read is parsed and handed over. At the cap, a new connection takes the place of the
+// oldest Fresh one, else of the one Idle longest, so connections that send nothing cannot
+// lock a sender out.
 type connReader struct {
 	conn    net.Conn
 	timeout time.Duration
 	bytes   *selfstat.Counter
 	lines   *selfstat.Counter
 	pending int64 // lines parsed since the last flush; touched by the parsing goroutine only
+	sawLine bool  // a complete line, good or bad, has been parsed
 	// beforeRead hands over the metrics parsed so far, before a read that may block.
 	beforeRead func()
 }
 
 // Read reads from the connection within the idle timeout, counting what it read.
 func (r *connReader) Read(p []byte) (int, error) {
+	// The activity is set before the metrics are handed over, so that whoever sees them
+	// sees the connection Idle already.
+	r.sawLine = r.sawLine || r.pending > 0
+	if r.sawLine {
+		listener.SetActivity(r.conn, listener.Idle)
+	} else {
+		listener.SetActivity(r.conn, listener.Fresh)
+	}
 	if r.beforeRead != nil {
 		r.beforeRead()
 	}
@@ -256,6 +280,9 @@ func (r *connReader) Read(p []byte) (int, error) {
 		}
 	}
 	n, err := r.conn.Read(p)
+	if n > 0 {
+		listener.SetActivity(r.conn, listener.Busy)
+	}
 	r.bytes.Add(int64(n))
 	return n, err
 }
