@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/morse-agent/morse/internal/loadgen"
-	"github.com/morse-agent/morse/internal/testserver"
 	"golang.org/x/sys/unix"
+
+	"github.com/morse-agent/morse/bench/loadgen"
+	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // BenchmarkAgentToKafka is the edge tier end to end: the built agent, pinned to core 0
@@ -88,7 +90,7 @@ const minEdgeLines = 200_000
 func benchAgentToKafka(b *testing.B, srv *testserver.Kafka, pool *loadgen.Pool, conns, bodyLines int) {
 	topic := fmt.Sprintf("edge-%d", edgeTopics.Add(1))
 	srv.CreateTopic(b, topic, 3, nil)
-	addr := freeAddr(b)
+	addr := testutil.FreeAddr(b)
 	conf := writeFile(b, b.TempDir(), "edge.conf", fmt.Sprintf(`
 [agent]
   omit_hostname = true
