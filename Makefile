@@ -28,7 +28,7 @@ run: build
 ## systemd unit, a default config. Its version is $(VERSION) mapped to Debian's rules.
 deb: build
 	bash scripts/ensure-packaging-tools.sh
-	$(GO) run ./internal/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
+	$(GO) run ./packaging/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
 
 ## test-systemd: the Debian package under a real systemd 252, PID 1 of a container made from a
 ## debootstrapped bookworm (scripts/systemd-rootfs.sh, cached in ~/.cache/morse/rootfs):

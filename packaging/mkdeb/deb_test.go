@@ -86,7 +86,7 @@ func requireGolden(t *testing.T, name, got string) {
 		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test ./internal/mkdeb -update to create it")
+	require.NoError(t, err, "run go test ./packaging/mkdeb -update to create it")
 	require.Equal(t, string(want), got)
 }
 

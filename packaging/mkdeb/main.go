@@ -1,7 +1,7 @@
 // Command mkdeb builds morse's Debian package from a built binary and the files under
 // packaging/, with Debian's own dpkg-deb, so that nothing beyond dpkg is needed:
 //
-//	go run ./internal/mkdeb --binary bin/morse --out bin
+//	go run ./packaging/mkdeb --binary bin/morse --out bin
 //
 // The version comes from git (see debianVersion) unless --version gives it. `make deb`
 // runs it.
