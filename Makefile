@@ -74,7 +74,7 @@ E2E_REPEAT   ?= 1
 bench: test-deps build load-tool
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	bash scripts/bench-idle-rss.sh $(BIN)
-	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
+	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out docs/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
 	$(MAKE) --no-print-directory soak-churn
 
@@ -82,20 +82,20 @@ bench: test-deps build load-tool
 ## over 1, 4 and 16 connections x bodies of 100, 1000 and 5000 lines and TCP over 1, 4 and 16
 ## connections, flat out, then into a sink slowed to 5000 lines/s; CPU per line at lossless
 ## capacity; a UDP flood of 8-line datagrams and the lossless UDP rate; the gzip bomb's RSS
-## growth. It prints every cell, names the worst, and writes testdata/bench/matrix-latest.json.
+## growth. It prints every cell, names the worst, and writes docs/bench/matrix-latest.json.
 ## MATRIX_ONLY picks cells or groups (capacity, udp, gzip-bomb), comma-separated.
 MATRIX_ONLY ?=
 bench-matrix: build load-tool
-	./$(LOADBIN) matrix --morse $(BIN) --only '$(MATRIX_ONLY)' --out testdata/bench/matrix-latest.json
+	./$(LOADBIN) matrix --morse $(BIN) --only '$(MATRIX_ONLY)' --out docs/bench/matrix-latest.json
 
 ## soak-churn: the churn soak (morse-bench churn, bench/churn): the built agent, with an InfluxDB
 ## listener, processors.cardinality and the InfluxDB output to a discarding sink, fed a day's
 ## worth of churning identifiers in SOAK_CHURN_DURATION of wall time; its RSS must grow by
 ## less than 1% between the second and the last tenth. Figures and plot:
-## testdata/bench/churn-soak.{json,md,png}.
+## docs/bench/churn-soak.{json,md,png}.
 SOAK_CHURN_DURATION ?= 10m
 soak-churn: build load-tool
-	./$(LOADBIN) churn --morse $(BIN) --duration $(SOAK_CHURN_DURATION) --out testdata/bench/churn-soak
+	./$(LOADBIN) churn --morse $(BIN) --duration $(SOAK_CHURN_DURATION) --out docs/bench/churn-soak
 
 ## bench-compare: the writer and serializer benchmarks and the end-to-end HTTP and TCP
 ## scenarios for BASE (a git revision) and the working tree, interleaved ROUNDS times.

@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	morse-bench churn --morse bin/morse [--duration 10m] [--equivalent 24h] [--out testdata/bench/churn-soak]
+//	morse-bench churn --morse bin/morse [--duration 10m] [--equivalent 24h] [--out docs/bench/churn-soak]
 package churn
 
 import (
@@ -40,7 +40,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.morseBin, "morse", "bin/morse", "the agent binary")
 	fs.DurationVar(&o.duration, "duration", 10*time.Minute, "wall time of the run")
 	fs.DurationVar(&o.equivalent, "equivalent", 24*time.Hour, "the simulated time the run stands for")
-	fs.StringVar(&o.out, "out", "testdata/bench/churn-soak", "figures go to OUT.json, OUT.md and OUT.png")
+	fs.StringVar(&o.out, "out", "docs/bench/churn-soak", "figures go to OUT.json, OUT.md and OUT.png")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when the RSS target is missed")
 	fs.BoolVar(&o.rewrite, "rewrite", false, "rewrite OUT.md and OUT.png from OUT.json, without running")
 	fs.IntVar(&o.work.measurements, "measurements", 4, "measurements")
