@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint golden bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -61,6 +61,13 @@ test: test-deps vet
 
 vet:
 	$(GO) vet ./...
+
+## golden: rewrite every golden file from what the code now produces: go test -update (the
+## one flag, internal/testutil's) on each package whose tests compare with golden files.
+## Review the diff before committing it.
+GOLDEN_PKGS = $(shell git grep -l -e 'testutil\.Golden\b' -e 'plugintest\.Run' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
+golden:
+	$(GO) test -count=1 $(GOLDEN_PKGS) -update
 
 ## lint: formatting and vet.
 lint: vet

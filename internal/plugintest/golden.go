@@ -14,12 +14,11 @@
 // The config section is the body of the plugin's table: the lines a user writes under
 // [[processors.NAME]], with sub-tables named in full. Lines of the in section that start
 // with "# " are directives (see Directive), other comments are ignored. `go test -update`
-// rewrites the out sections from what the plugins produce.
+// (testutil.Update) rewrites the out sections from what the plugins produce.
 package plugintest
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,11 +32,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	ser "github.com/morse-agent/morse/plugins/serializers/influx"
 )
-
-var update = flag.Bool("update", false, "rewrite the out sections of golden cases")
 
 // Case is one golden file.
 type Case struct {
@@ -84,19 +82,15 @@ func Cases(t testing.TB, dir string) []Case {
 	return cases
 }
 
-// Check compares got with the case's out section, or rewrites the file under -update.
+// Check compares got with the case's out section: the file, with got in place of its out
+// section, must be what it is (testutil.Golden, which rewrites it under -update).
 func (c Case) Check(t testing.TB, got string) {
 	t.Helper()
-	if *update {
-		data, err := os.ReadFile(c.Path)
-		require.NoError(t, err)
-		i := bytes.Index(data, []byte("-- out --\n"))
-		require.GreaterOrEqual(t, i, 0)
-		out := append(data[:i:i], "-- out --\n"+got...)
-		require.NoError(t, os.WriteFile(c.Path, out, 0o644))
-		return
-	}
-	require.Equal(t, c.Out, got, "%s", c.Path)
+	data, err := os.ReadFile(c.Path)
+	require.NoError(t, err)
+	i := bytes.Index(data, []byte("-- out --\n"))
+	require.GreaterOrEqual(t, i, 0)
+	testutil.Golden(t, c.Path, append(data[:i:i], "-- out --\n"+got...))
 }
 
 // tableHeader matches a sub-table header that names the plugin's table, such as

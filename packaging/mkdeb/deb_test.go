@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/morse-agent/morse/internal/testutil"
+)
 
 // testVersion is the version of the package TestMain builds.
 const testVersion = "1.2.3~test1"
@@ -80,14 +80,7 @@ func dpkgDeb(t *testing.T, args ...string) string {
 // requireGolden compares got with testdata/NAME, or rewrites it under -update.
 func requireGolden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(p)
-	require.NoError(t, err, "run go test ./packaging/mkdeb -update to create it")
-	require.Equal(t, string(want), got)
+	testutil.Golden(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // TestPackageContents: every path, its mode and owner, as `dpkg-deb -c` lists them; sizes
