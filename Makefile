@@ -65,7 +65,7 @@ vet:
 ## golden: rewrite every golden file from what the code now produces: go test -update (the
 ## one flag, internal/testutil's) on each package whose tests compare with golden files.
 ## Review the diff before committing it.
-GOLDEN_PKGS = $(shell git grep -l -e 'testutil\.Golden\b' -e 'plugintest\.Run' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
+GOLDEN_PKGS = $(shell git grep -l -e 'testutil\.Golden\b' -e 'testutil\.Run\(Processors\|Aggregators\)' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
 golden:
 	$(GO) test -count=1 $(GOLDEN_PKGS) -update
 

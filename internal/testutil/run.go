@@ -1,4 +1,4 @@
-package plugintest
+package testutil
 
 import (
 	"slices"
@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // Clock is the time that a case's plugins see. It starts at Start and moves only by the
@@ -174,7 +173,7 @@ func runAggregator(t *testing.T, c Case, newAgg NewAggregator, lines bool) strin
 		}
 		defer func() { require.Equal(t, before, Format(orig), "%s: the input metrics were changed in place", c.Path) }()
 		if s.directive == dirPush {
-			acc := &testutil.Accumulator{Now: clock.Now}
+			acc := &Accumulator{Now: clock.Now}
 			a.Push(acc)
 			a.Reset()
 			require.Empty(t, acc.Errors())

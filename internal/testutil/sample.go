@@ -1,4 +1,4 @@
-package plugintest
+package testutil
 
 import (
 	"regexp"

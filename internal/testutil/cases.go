@@ -1,4 +1,4 @@
-// Package plugintest runs processors and aggregators against golden cases: a plugin's TOML
+// Processors and aggregators run against golden cases (RunProcessors, RunAggregators): a plugin's TOML
 // settings, line protocol in, and the line protocol that must come out. Each case is one file
 // under the plugin's testdata/ directory, so that a reader sees a whole example at once:
 //
@@ -14,8 +14,9 @@
 // The config section is the body of the plugin's table: the lines a user writes under
 // [[processors.NAME]], with sub-tables named in full. Lines of the in section that start
 // with "# " are directives (see Directive), other comments are ignored. `go test -update`
-// (testutil.Update) rewrites the out sections from what the plugins produce.
-package plugintest
+// (Update) rewrites the out sections from what the plugins produce.
+
+package testutil
 
 import (
 	"bytes"
@@ -32,7 +33,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	ser "github.com/morse-agent/morse/plugins/serializers/influx"
 )
@@ -83,14 +83,14 @@ func Cases(t testing.TB, dir string) []Case {
 }
 
 // Check compares got with the case's out section: the file, with got in place of its out
-// section, must be what it is (testutil.Golden, which rewrites it under -update).
+// section, must be what it is (Golden, which rewrites it under -update).
 func (c Case) Check(t testing.TB, got string) {
 	t.Helper()
 	data, err := os.ReadFile(c.Path)
 	require.NoError(t, err)
 	i := bytes.Index(data, []byte("-- out --\n"))
 	require.GreaterOrEqual(t, i, 0)
-	testutil.Golden(t, c.Path, append(data[:i:i], "-- out --\n"+got...))
+	Golden(t, c.Path, append(data[:i:i], "-- out --\n"+got...))
 }
 
 // tableHeader matches a sub-table header that names the plugin's table, such as
