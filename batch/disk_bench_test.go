@@ -11,7 +11,7 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
-// e2eBatch returns n lines of the end-to-end benchmark's corpus (internal/loadgen with its
+// e2eBatch returns n lines of the end-to-end benchmark's corpus (bench/loadgen with its
 // default options) as the listener hands them over: line metrics, and the wire bytes.
 func e2eBatch(tb testing.TB, n int) ([]morse.Metric, int) {
 	tb.Helper()

@@ -1,4 +1,4 @@
-package benchsys
+package sysinputs
 
 import (
 	"context"

@@ -46,7 +46,7 @@ func BenchmarkAgentToKafka(b *testing.B) {
 }
 
 // pinOthers runs this process, and so the load it sends and the broker it starts, on core 1
-// for the rest of the benchmark, as internal/benche2e runs its load and sinks, while the
+// for the rest of the benchmark, as bench/e2e runs its load and sinks, while the
 // agent runs alone on core 0: the agent's CPU per line is then its own work, not what a
 // busy broker sharing its core costs it in caches and switches. Without taskset's agent
 // pinning, or on one core, nothing is pinned.
