@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint golden bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -14,9 +14,11 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/morse
 
-## load-tool: bin/morse-load, the load generator and discarding sink of the benchmarks.
+## load-tool: bin/morse-bench (bench/), the load generator, the discarding sink and the
+## benchmark harnesses: morse-bench load|sink|e2e|matrix|churn.
+LOADBIN   := bin/morse-bench
 load-tool:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/morse-load ./cmd/morse-load
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(LOADBIN) ./bench/cmd/morse-bench
 
 ## run: build and run the agent on its built-in config (cpu and mem to stdout).
 run: build
@@ -26,7 +28,7 @@ run: build
 ## systemd unit, a default config. Its version is $(VERSION) mapped to Debian's rules.
 deb: build
 	bash scripts/ensure-packaging-tools.sh
-	$(GO) run ./internal/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
+	$(GO) run ./packaging/mkdeb --binary $(BIN) --out bin --describe '$(VERSION)'
 
 ## test-systemd: the Debian package under a real systemd 252, PID 1 of a container made from a
 ## debootstrapped bookworm (scripts/systemd-rootfs.sh, cached in ~/.cache/morse/rootfs):
@@ -60,18 +62,26 @@ test: test-deps vet
 vet:
 	$(GO) vet ./...
 
+## golden: rewrite every golden file from what the code now produces: go test -update (the
+## one flag, internal/testutil's) on each package whose tests compare with golden files.
+## Review the diff before committing it.
+GOLDEN_PKGS = $(shell git grep -l -e 'testutil\.Golden\b' -e 'testutil\.Run\(Processors\|Aggregators\)' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
+golden:
+	$(GO) test -count=1 $(GOLDEN_PKGS) -update
+
 ## lint: formatting and vet.
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## bench: every Go benchmark with allocation counts, the built agent's idle memory, then the
-## end-to-end load benchmark (morse-load into the agent's listeners, out to a discarding sink).
+## end-to-end load benchmark (morse-bench e2e: load into the agent's listeners, out to a
+## discarding sink).
 E2E_DURATION ?= 20s
 E2E_REPEAT   ?= 1
 bench: test-deps build load-tool
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	bash scripts/bench-idle-rss.sh $(BIN)
-	$(GO) run ./internal/benche2e --morse $(BIN) --load bin/morse-load --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out testdata/bench/e2e-latest.json
+	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out docs/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
 	$(MAKE) --no-print-directory soak-churn
 
@@ -79,20 +89,20 @@ bench: test-deps build load-tool
 ## over 1, 4 and 16 connections x bodies of 100, 1000 and 5000 lines and TCP over 1, 4 and 16
 ## connections, flat out, then into a sink slowed to 5000 lines/s; CPU per line at lossless
 ## capacity; a UDP flood of 8-line datagrams and the lossless UDP rate; the gzip bomb's RSS
-## growth. It prints every cell, names the worst, and writes testdata/bench/matrix-latest.json.
+## growth. It prints every cell, names the worst, and writes docs/bench/matrix-latest.json.
 ## MATRIX_ONLY picks cells or groups (capacity, udp, gzip-bomb), comma-separated.
 MATRIX_ONLY ?=
 bench-matrix: build load-tool
-	$(GO) run ./internal/benche2e --matrix --morse $(BIN) --load bin/morse-load --only '$(MATRIX_ONLY)' --out testdata/bench/matrix-latest.json
+	./$(LOADBIN) matrix --morse $(BIN) --only '$(MATRIX_ONLY)' --out docs/bench/matrix-latest.json
 
-## soak-churn: the churn soak (internal/benchchurn): the built agent, with an InfluxDB
+## soak-churn: the churn soak (morse-bench churn, bench/churn): the built agent, with an InfluxDB
 ## listener, processors.cardinality and the InfluxDB output to a discarding sink, fed a day's
 ## worth of churning identifiers in SOAK_CHURN_DURATION of wall time; its RSS must grow by
 ## less than 1% between the second and the last tenth. Figures and plot:
-## testdata/bench/churn-soak.{json,md,png}.
+## docs/bench/churn-soak.{json,md,png}.
 SOAK_CHURN_DURATION ?= 10m
-soak-churn: build
-	$(GO) run ./internal/benchchurn --morse $(BIN) --duration $(SOAK_CHURN_DURATION) --out testdata/bench/churn-soak
+soak-churn: build load-tool
+	./$(LOADBIN) churn --morse $(BIN) --duration $(SOAK_CHURN_DURATION) --out docs/bench/churn-soak
 
 ## bench-compare: the writer and serializer benchmarks and the end-to-end HTTP and TCP
 ## scenarios for BASE (a git revision) and the working tree, interleaved ROUNDS times.

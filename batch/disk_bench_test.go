@@ -1,21 +1,17 @@
 package batch
 
 import (
-	"bufio"
-	"bytes"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
-// e2eBatch returns n lines of the end-to-end benchmark's corpus (internal/loadgen with its
+// e2eBatch returns n lines of the end-to-end benchmark's corpus (bench/loadgen with its
 // default options) as the listener hands them over: line metrics, and the wire bytes.
 func e2eBatch(tb testing.TB, n int) ([]morse.Metric, int) {
 	tb.Helper()
@@ -86,7 +82,7 @@ func BenchmarkDiskBufferRSS(b *testing.B) {
 	dir := b.TempDir()
 	o := DiskOptions{Dir: dir, Logger: testutil.QuietLogger()}
 	for b.Loop() {
-		resetPeakRSS(b)
+		testutil.IdleRSS(b) // resets the peak
 		buf, err := NewDiskBuffer(total, Eviction{}, o)
 		if err != nil {
 			b.Fatal(err)
@@ -97,9 +93,9 @@ func BenchmarkDiskBufferRSS(b *testing.B) {
 		if buf.Len() != total {
 			b.Fatalf("holds %d", buf.Len())
 		}
-		fill := peakRSS(b)
+		fill := float64(testutil.ProcStatus(b, "VmHWM")) / (1 << 20)
 		buf.Close()
-		resetPeakRSS(b)
+		testutil.IdleRSS(b) // resets the peak
 		buf, err = NewDiskBuffer(total, Eviction{}, o)
 		if err != nil {
 			b.Fatal(err)
@@ -109,7 +105,7 @@ func BenchmarkDiskBufferRSS(b *testing.B) {
 			b.Fatalf("reopened with %d", buf.Len())
 		}
 		buf.Reject(got)
-		reopen := peakRSS(b)
+		reopen := float64(testutil.ProcStatus(b, "VmHWM")) / (1 << 20)
 		bytes := buf.Bytes()
 		buf.Close()
 		os.RemoveAll(dir)
@@ -120,31 +116,4 @@ func BenchmarkDiskBufferRSS(b *testing.B) {
 			b.Fatalf("peak RSS %.1f MiB filling, %.1f MiB reopening: over 64 MiB", fill, reopen)
 		}
 	}
-}
-
-// resetPeakRSS resets VmHWM to the current resident size (Linux: clear_refs 5).
-func resetPeakRSS(tb testing.TB) {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// peakRSS reads VmHWM from /proc/self/status, in MiB.
-func peakRSS(tb testing.TB) float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return float64(kb) / 1024
-		}
-	}
-	tb.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }

@@ -3,7 +3,6 @@ package config
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,22 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/morse-agent/morse"
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
-
-// The -update flag rewrites golden files. It is registered only when no other test file of
-// the package has registered it already, because a second registration panics.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // cfgTestInput is a fake input with one option of each interesting type and a Validate.
 type cfgTestInput struct {
@@ -167,12 +155,7 @@ func cfgGoldenOptions(t *testing.T, conf string) Options {
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if updateGolden() {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -run Config -update to create it")
-	require.Equal(t, string(want), got)
+	testutil.Golden(t, path, []byte(got))
 }
 
 func TestConfigGoodGolden(t *testing.T) {

@@ -9,5 +9,5 @@
 // It imports nothing of morse, only the standard library and a MessagePack decoder, so any
 // program can use it, and so can the tests of every morse package (internal/testserver reads
 // InfluxDB back with it) without an import cycle. The InfluxDB output creates its databases
-// with it, and morse-load --verify counts what arrived.
+// with it, and morse-bench load --verify counts what arrived.
 package influxquery

@@ -17,10 +17,12 @@ trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "
 git worktree add --detach -q "$work/base" "$base"
 
 build() { # dir out
-	(cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$2/morse" ./cmd/morse && CGO_ENABLED=0 go build -trimpath -o "$2/morse-load" ./cmd/morse-load)
+	(cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$2/morse" ./cmd/morse)
 }
 build "$work/base" "$work/bin-base"
 build "$top" "$work/bin-head"
+# One load tool and harness for both, the working tree's: the agent is what is compared.
+CGO_ENABLED=0 go build -trimpath -o "$work/morse-bench" ./bench/cmd/morse-bench
 
 # Where each revision keeps the writer and serializer benchmarks.
 writer_pkg() { if [ -d "$1/batch" ]; then echo ./batch; else echo .; fi; }
@@ -30,7 +32,7 @@ gobench() { # dir label
 		| sed -e 's/BenchmarkBatchWriterWrite/BenchmarkWriterWrite/' >>"$work/$2.txt"
 }
 e2e() { # bin label
-	go run ./internal/benche2e --morse "$1/morse" --load "$1/morse-load" --duration "$dur" --only http,tcp \
+	"$work/morse-bench" e2e --morse "$1/morse" --duration "$dur" --only http,tcp \
 		--no-paced --out "$work/$2.json" >/dev/null
 	python3 - "$2" "$work/$2.json" <<'PY'
 import json, sys

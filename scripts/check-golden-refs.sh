@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-golden-refs.sh GIT_DIR [RELEASE]
 #
-# Checks the from= references of the golden shape lists (testdata/inputs/*.golden) against a
+# Checks the from= references of the golden shape lists (plugins/inputs/*/testdata/*.golden,
+# each input's own) against a
 # Telegraf repository: every referenced file must exist at the release and have the line,
 # and the line should name the item. GIT_DIR is a Telegraf clone's .git directory (or a bare
 # mirror); RELEASE defaults to the release each list names on its "telegraf" line.
@@ -16,7 +17,7 @@ git_dir=${1:?usage: $0 GIT_DIR [RELEASE]}
 override=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
-for list in "$root"/testdata/inputs/*.golden; do
+for list in "$root"/plugins/inputs/*/testdata/*.golden; do
 	release=$(awk '$1 == "telegraf" { print $2; exit }' "$list")
 	[ -n "$release" ] || continue
 	[ -n "$override" ] && release=$override

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-packaging-tools.sh: the tools `make deb` and the packaging tests
-# (internal/mkdeb) use, installed from Debian's archive when missing.
+# (packaging/mkdeb) use, installed from Debian's archive when missing.
 #
 #   dpkg-deb, md5sum, sh   build and inspect the .deb (dpkg, coreutils, dash:
 #                          essential on Debian, so only checked)

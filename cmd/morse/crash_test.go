@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // crashCycles is how many kill -9 cycles TestCrashCyclesLoseNothing runs: 20 in make test,
@@ -43,7 +43,7 @@ func TestCrashCyclesLoseNothing(t *testing.T) {
 	in.Exec(t, "CREATE DATABASE crash")
 	proxy := testserver.StartProxy(t, strings.TrimPrefix(in.URL(), "http://"))
 	dir := t.TempDir()
-	listen := freeAddr(t)
+	listen := testutil.FreeAddr(t)
 	conf := filepath.Join(dir, "morse.conf")
 	require.NoError(t, os.WriteFile(conf, []byte(fmt.Sprintf(`
 [agent]
@@ -174,14 +174,6 @@ func storedAll(t *testing.T, in *testserver.Influx, want map[int64]bool) bool {
 		}
 	}
 	return true
-}
-
-// freeAddr is a free loopback address for a listener.
-func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // wait lets the agent run for d of real time: the kill point is chosen at random on

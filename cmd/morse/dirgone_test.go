@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestBufferDirectoryRemovedLosesNothing: an output's disk buffer directory is removed
@@ -27,7 +28,7 @@ func TestBufferDirectoryRemovedLosesNothing(t *testing.T) {
 	proxy := testserver.StartProxy(t, strings.TrimPrefix(in.URL(), "http://"))
 	proxy.Cut()
 	dir := t.TempDir()
-	listen := freeAddr(t)
+	listen := testutil.FreeAddr(t)
 	buffer := filepath.Join(dir, "buffer")
 	conf := writeFile(t, dir, "morse.conf", fmt.Sprintf(`
 [agent]

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestDiskFullAcknowledgesOnlyWhatIsOnDisk: an agent with the disk buffer on a small tmpfs
@@ -60,7 +61,7 @@ func TestDiskFullAcknowledgesOnlyWhatIsOnDisk(t *testing.T) {
 // had on disk; TCP acknowledges nothing, so what the kill -9 took from the socket buffers
 // and memory is only reported.
 func TestDiskFullStopsReadingTCP(t *testing.T) {
-	tcp := freeAddr(t)
+	tcp := testutil.FreeAddr(t)
 	// Small socket buffers, so that what the kernel takes while the listener does not read
 	// is small beside what the disk holds.
 	e := startDiskFull(t, fmt.Sprintf("[[inputs.socket_listener]]\n  service_address = \"tcp://%s\"\n  read_buffer_size = \"64KiB\"\n", tcp))
@@ -121,7 +122,7 @@ func startDiskFull(t *testing.T, extra string) *diskFull {
 	bufDir := mountTmpfs(t, filepath.Join(dir, "buffer"), 8<<20)
 	e.ballast = filepath.Join(bufDir, "ballast")
 	require.NoError(t, os.WriteFile(e.ballast, make([]byte, 6<<20), 0o644))
-	e.listen = freeAddr(t)
+	e.listen = testutil.FreeAddr(t)
 	e.conf = filepath.Join(dir, "morse.conf")
 	require.NoError(t, os.WriteFile(e.conf, []byte(fmt.Sprintf(`
 [agent]

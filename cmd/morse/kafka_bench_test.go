@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/morse-agent/morse/internal/loadgen"
-	"github.com/morse-agent/morse/internal/testserver"
 	"golang.org/x/sys/unix"
+
+	"github.com/morse-agent/morse/bench/loadgen"
+	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // BenchmarkAgentToKafka is the edge tier end to end: the built agent, pinned to core 0
@@ -44,7 +46,7 @@ func BenchmarkAgentToKafka(b *testing.B) {
 }
 
 // pinOthers runs this process, and so the load it sends and the broker it starts, on core 1
-// for the rest of the benchmark, as internal/benche2e runs its load and sinks, while the
+// for the rest of the benchmark, as bench/e2e runs its load and sinks, while the
 // agent runs alone on core 0: the agent's CPU per line is then its own work, not what a
 // busy broker sharing its core costs it in caches and switches. Without taskset's agent
 // pinning, or on one core, nothing is pinned.
@@ -88,7 +90,7 @@ const minEdgeLines = 200_000
 func benchAgentToKafka(b *testing.B, srv *testserver.Kafka, pool *loadgen.Pool, conns, bodyLines int) {
 	topic := fmt.Sprintf("edge-%d", edgeTopics.Add(1))
 	srv.CreateTopic(b, topic, 3, nil)
-	addr := freeAddr(b)
+	addr := testutil.FreeAddr(b)
 	conf := writeFile(b, b.TempDir(), "edge.conf", fmt.Sprintf(`
 [agent]
   omit_hostname = true

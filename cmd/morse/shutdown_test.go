@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestShutdownExitsWithinTheTimeout: outputs with a backlog and writes in flight, whose InfluxDB has
@@ -24,7 +25,7 @@ func TestShutdownExitsWithinTheTimeout(t *testing.T) {
 	}{{1, 2 * time.Second}, {10, 2 * time.Second}, {50, 2 * time.Second}, {50, 10 * time.Second}}
 	worst := time.Duration(0)
 	for _, tc := range cases {
-		listen := freeAddr(t)
+		listen := testutil.FreeAddr(t)
 		var conf strings.Builder
 		fmt.Fprintf(&conf, "[agent]\n  interval = \"1s\"\n  flush_interval = \"200ms\"\n  shutdown_timeout = %q\n"+
 			"[[inputs.influxdb_listener]]\n  service_address = %q\n  backpressure_max_wait = \"100ms\"\n", tc.timeout, listen)

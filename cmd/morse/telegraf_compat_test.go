@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // compatDir holds one config per plugin with every option of Telegraf 1.39.3's sample.conf
@@ -36,11 +36,7 @@ func localOnly(t *testing.T, text string, certs *listenertest.Certs) string {
 	})
 	text = allowedCAs.ReplaceAllString(text, `${1}[`+strconv.Quote(certs.CA)+`]`)
 	text = serviceAddress.ReplaceAllString(text, `${1}${2}127.0.0.1:0"`)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	require.NoError(t, l.Close())
-	return brokers.ReplaceAllString(text, `${1}["127.0.0.1:`+closed+`"]`)
+	return brokers.ReplaceAllString(text, `${1}["`+testutil.FreeAddr(t)+`"]`)
 }
 
 // TestTelegrafSampleConfigsRunUnderTest runs `morse --test` on each compat config: every

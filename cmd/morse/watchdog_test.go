@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestWatchdogStopsPingingAWedgedAgent: a binary with plugins that ignore their contexts
@@ -73,7 +75,7 @@ func TestStatusSummaryAndExtendTimeout(t *testing.T) {
   shutdown_timeout = "5s"
 [[inputs.mem]]
 [[outputs.influxdb]]
-  urls = ["http://`+freeAddr(t)+`"]
+  urls = ["http://`+testutil.FreeAddr(t)+`"]
 `)
 	sock := listenNotify(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -6,7 +6,7 @@
 // request buffers (a listener's 64 KiB read chunk and its batch of 1000 metrics, an
 // output's request body of 100 KiB and more) were dropped and made again every few
 // seconds, a body growing through a run of large allocations each time. In the churn soak
-// (internal/benchchurn) that was about 0.1 MB a second of allocations of 16 KiB or more,
+// (bench/churn) that was about 0.1 MB a second of allocations of 16 KiB or more,
 // all gone with a List. A List keeps up to Max objects across collections; an object
 // that grew past what should be kept for good is simply not put back, and a list never
 // holds more objects than were in use at once.

@@ -77,7 +77,7 @@ func buildDeb(ctx context.Context, version, dst string) error {
 	bin := filepath.Join(dir, "morse")
 	steps := [][]string{
 		{"go", "build", "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version=" + version, "-o", bin, "./cmd/morse"},
-		{"go", "run", "./internal/mkdeb", "--binary", bin, "--out", dir, "--version", version},
+		{"go", "run", "./packaging/mkdeb", "--binary", bin, "--out", dir, "--version", version},
 	}
 	for _, s := range steps {
 		cmd := exec.CommandContext(ctx, s[0], s[1:]...)

@@ -27,6 +27,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // KafkaAdmin is the user that is a super user when KafkaOptions.Authorizer is set; give it
@@ -115,7 +117,7 @@ func StartKafka(t testing.TB, opts KafkaOptions) *Kafka {
 		t.Logf("testserver: kafka starts without class-data sharing: %v", err)
 	}
 	names := opts.listenerNames()
-	ports, err := freePorts(len(names))
+	ports, err := testutil.FreePorts("tcp", len(names))
 	require.NoError(t, err)
 	for i, name := range names {
 		k.addrs[name] = fmt.Sprintf("127.0.0.1:%d", ports[i])

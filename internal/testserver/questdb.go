@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 const (
@@ -184,27 +186,12 @@ func (q *QuestDB) kill() {
 }
 
 func (q *QuestDB) pickPorts() error {
-	ports, err := freePorts(4)
+	ports, err := testutil.FreePorts("tcp", 4)
 	if err != nil {
 		return err
 	}
 	q.ports = questdbPorts{http: ports[0], min: ports[1], ilp: ports[2], pg: ports[3]}
 	return nil
-}
-
-// freePorts asks the kernel for n distinct free ports on 127.0.0.1. The listeners are held
-// until all are chosen, so that the kernel does not hand out one port twice.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("testserver: find a free port: %w", err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // serverConf is conf/server.conf: every listener on loopback, nothing sent home, and thread

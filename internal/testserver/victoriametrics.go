@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // VictoriaMetrics 1.79.5 comes from Debian's victoria-metrics package, which
@@ -118,12 +120,12 @@ func StartVictoriaMetrics(t testing.TB, opts VictoriaMetricsOptions) *VictoriaMe
 }
 
 func startVM(t testing.TB, bin, dir string, extra []string, timeout time.Duration) (*VictoriaMetrics, error) {
-	port, err := freePort()
+	ports, err := testutil.FreePorts("tcp", 1)
 	if err != nil {
 		return nil, err
 	}
-	v := &VictoriaMetrics{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
-	v.log = filepath.Join(dir, fmt.Sprintf("victoria-metrics-%d.log", port))
+	v := &VictoriaMetrics{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), done: make(chan struct{})}
+	v.log = filepath.Join(dir, fmt.Sprintf("victoria-metrics-%d.log", ports[0]))
 	logFile, err := os.Create(v.log)
 	if err != nil {
 		return nil, err
@@ -154,16 +156,6 @@ func startVM(t testing.TB, bin, dir string, extra []string, timeout time.Duratio
 		return nil, fmt.Errorf("%w\n%s", err, v.logTail(40))
 	}
 	return v, nil
-}
-
-// freePort asks the kernel for a free port of 127.0.0.1.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitHealthy polls /health until it answers 200, the process exits, or the

@@ -1,6 +1,9 @@
-// Package testutil holds helpers for tests: an Accumulator that records what a plugin adds,
-// and golden "shape" lists that say which measurements, tags and typed fields a plugin must
-// emit. Nothing here is used outside tests.
+// Package testutil is the one home of the tests' helpers: an Accumulator that records what a
+// plugin adds, scripted outputs, golden "shape" lists that say which measurements, tags and
+// typed fields an input must emit, golden cases that processors and aggregators run against,
+// the one golden-file comparison (Golden, with the -update flag), free ports and the
+// /proc/PID/status reader. Nothing here is part of the agent: the tests and the benchmark
+// harnesses in bench/ use it.
 package testutil
 
 import (

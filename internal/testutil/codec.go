@@ -1,27 +1,12 @@
 package testutil
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
 )
-
-// Golden compares got with the golden file at path, first rewriting the file when update is
-// set (the packages' -update flag).
-func Golden(t testing.TB, path string, got []byte, update bool) {
-	t.Helper()
-	if update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create the golden file")
-	require.Equal(t, string(want), string(got))
-}
 
 // BenchAppend measures a serializer's AppendMetric on BenchMetric into a reused buffer, as
 // an output encodes one message: ns and allocations per metric.

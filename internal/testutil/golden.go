@@ -2,7 +2,10 @@ package testutil
 
 import (
 	"context"
+	"flag"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -11,7 +14,26 @@ import (
 	"github.com/morse-agent/morse"
 )
 
-// UpstreamRelease is the Telegraf release the golden shape lists under testdata/inputs are
+// Update is the one -update flag of the tests: every test binary that imports testutil
+// takes it, and `go test ./PKG -update` (make golden: every such package) rewrites the
+// golden files that Golden compares with from what the code now produces. Review the diff.
+var Update = flag.Bool("update", false, "rewrite the golden files from what the code now produces")
+
+// Golden compares got with the golden file at path, first writing got there under -update
+// (Update). It is the one golden-file helper: a golden file that holds more than the output
+// (a plugin case's config and in sections) is compared whole, with the output in its place.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *Update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test -update to create the golden file")
+	require.Equal(t, string(want), string(got), "%s (go test -update rewrites it)", path)
+}
+
+// UpstreamRelease is the Telegraf release the golden shape lists (plugins/inputs/NAME/testdata/NAME.golden) are
 // read from. A list that names another release is out of date.
 const UpstreamRelease = "v1.39.3"
 

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 	_ "github.com/morse-agent/morse/plugins/aggregators/all"
 )
 
@@ -20,7 +20,7 @@ func TestSamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			info, _ := reg.Aggregator(name)
 			require.NotEmpty(t, info.Description)
-			plugintest.CheckSample(t, "aggregators", name, info.SampleConfig, func() any { return info.New() })
+			testutil.CheckSample(t, "aggregators", name, info.SampleConfig, func() any { return info.New() })
 		})
 	}
 }

@@ -8,13 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
 	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunAggregators(t, "testdata", func(*plugintest.Clock) morse.Aggregator { return New() })
+	testutil.RunAggregators(t, "testdata", func(*testutil.Clock) morse.Aggregator { return New() })
 }
 
 func TestValidate(t *testing.T) {
@@ -53,7 +52,7 @@ func TestRefusedAreCountedAndLogged(t *testing.T) {
 	reg := selfstat.New()
 	b.SetStats(selfstat.NewPluginStats(reg, "internal_basicstats", nil))
 	require.NoError(t, b.Init())
-	for _, m := range plugintest.Parse(t, "m,id=a v=1 1\nm,id=b v=1 1\nm,id=c v=1 1\n", false) {
+	for _, m := range testutil.Parse(t, "m,id=a v=1 1\nm,id=b v=1 1\nm,id=c v=1 1\n", false) {
 		b.Add(m)
 	}
 	acc := &testutil.Accumulator{}
@@ -68,7 +67,7 @@ func BenchmarkAdd(b *testing.B) {
 	a := New()
 	a.Stats = known
 	require.NoError(b, a.Init())
-	plugintest.BenchAggregator(b, a, plugintest.BenchSeries(b, 64))
+	testutil.BenchAggregator(b, a, testutil.BenchSeries(b, 64))
 }
 
 // TestVarianceWarnsOnce: "variance", which Telegraf's sample lists, is ignored with one

@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunAggregators(t, "testdata", func(clock *plugintest.Clock) morse.Aggregator {
+	testutil.RunAggregators(t, "testdata", func(clock *testutil.Clock) morse.Aggregator {
 		f := New()
 		f.Now = clock.Now
 		return f
@@ -20,7 +20,7 @@ func TestGolden(t *testing.T) {
 func BenchmarkAdd(b *testing.B) {
 	a := New()
 	require.NoError(b, a.Init())
-	plugintest.BenchAggregator(b, a, plugintest.BenchSeries(b, 64))
+	testutil.BenchAggregator(b, a, testutil.BenchSeries(b, 64))
 }
 
 func TestValidate(t *testing.T) {

@@ -6,15 +6,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunAggregators(t, "testdata", func(*plugintest.Clock) morse.Aggregator { return New() })
+	testutil.RunAggregators(t, "testdata", func(*testutil.Clock) morse.Aggregator { return New() })
 }
 
 func BenchmarkAdd(b *testing.B) {
 	a := New()
 	require.NoError(b, a.Init())
-	plugintest.BenchAggregator(b, a, plugintest.BenchSeries(b, 64))
+	testutil.BenchAggregator(b, a, testutil.BenchSeries(b, 64))
 }

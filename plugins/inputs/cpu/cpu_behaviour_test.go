@@ -186,7 +186,7 @@ func TestConcurrentGathers(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/cpu.golden"
+	const path = "testdata/cpu.golden"
 	shapes := testutil.LoadGolden(t, path)
 	// The first gather right after Init, as `morse --test` does it.
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)

@@ -173,7 +173,7 @@ func TestPartitionsFailure(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/disk.golden"
+	const path = "testdata/disk.golden"
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	shapes := testutil.LoadGolden(t, path)
 	require.Equal(t, []string{"disk: tag uuid: emitted but not in the golden list"},

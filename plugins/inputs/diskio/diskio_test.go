@@ -201,7 +201,7 @@ func TestGatherFailure(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/diskio.golden"
+	const path = "testdata/diskio.golden"
 	first := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	shapes := testutil.LoadGolden(t, path)
 	d := New()

@@ -220,7 +220,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/exec.golden")
+	shapes := testutil.LoadGolden(t, "testdata/exec.golden")
 	e := New()
 	md, err := toml.Decode(shapes.Config, e)
 	require.NoError(t, err)

@@ -151,7 +151,7 @@ func TestEncodings(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/file.golden")
+	shapes := testutil.LoadGolden(t, "testdata/file.golden")
 	f := New()
 	md, err := toml.Decode(shapes.Config, f)
 	require.NoError(t, err)

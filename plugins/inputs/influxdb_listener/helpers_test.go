@@ -128,5 +128,5 @@ func readUntilClosed(t testing.TB, conn net.Conn) string {
 
 func loadGolden(t *testing.T) testutil.Shapes {
 	t.Helper()
-	return testutil.LoadGolden(t, "../../../testdata/inputs/influxdb_listener.golden")
+	return testutil.LoadGolden(t, "testdata/influxdb_listener.golden")
 }

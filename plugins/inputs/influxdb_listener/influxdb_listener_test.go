@@ -85,9 +85,9 @@ func TestEachEndpointDeliversExactlyTheLinesSent(t *testing.T) {
 // TestMixedGoodAndBadLines answers a write with good and bad lines with InfluxDB's 400 and
 // the exact body, and delivers the good lines exactly once.
 func TestMixedGoodAndBadLines(t *testing.T) {
-	body, err := os.ReadFile("../../../testdata/listeners/mixed.lp")
+	body, err := os.ReadFile("testdata/mixed.lp")
 	require.NoError(t, err)
-	wantBody, err := os.ReadFile("../../../testdata/listeners/mixed.response.json")
+	wantBody, err := os.ReadFile("testdata/mixed.response.json")
 	require.NoError(t, err)
 
 	in := newListener(t)

@@ -63,7 +63,7 @@ func runOnce(t *testing.T, self *Self, outputs ...morse.Output) {
 // are compared with Telegraf's list too, and checks what each counter counted.
 func TestGoldenInsideTheAgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shapes, err := testutil.LoadShapes("../../../testdata/inputs/internal.golden")
+		shapes, err := testutil.LoadShapes("testdata/internal.golden")
 		require.NoError(t, err)
 		self := New()
 		self.CollectGostats = true
@@ -105,7 +105,7 @@ func TestGoldenInsideTheAgent(t *testing.T) {
 // shared by every output of the format and tagged with it, as in Telegraf.
 func TestSerializerStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		shapes, err := testutil.LoadShapes("../../../testdata/inputs/internal.golden")
+		shapes, err := testutil.LoadShapes("testdata/internal.golden")
 		require.NoError(t, err)
 		var a, b bytes.Buffer
 		out1, out2 := file.New(), file.New()

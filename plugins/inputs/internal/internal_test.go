@@ -230,7 +230,7 @@ func goldenOnly(t *testing.T, shapes testutil.Shapes, ms []morse.Metric) []morse
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes, err := testutil.LoadShapes("../../../testdata/inputs/internal.golden")
+	shapes, err := testutil.LoadShapes("testdata/internal.golden")
 	require.NoError(t, err)
 	s := New()
 	md, err := toml.Decode(shapes.Config, s)

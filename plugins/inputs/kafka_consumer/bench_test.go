@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testserver"
 	_ "github.com/morse-agent/morse/plugins/outputs/file" // the discarding sink: /dev/null
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // buffered is how many metrics the agent's only output holds.
@@ -33,7 +34,7 @@ func testOutputDown(t *testing.T, srv *testserver.Kafka) {
 	)
 	srv.CreateTopic(t, topic, 4, nil)
 	produceSeq(t, srv, topic, metrics, perMsg)
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	a, stop := runAgent(t, consumerConf(srv.Addr(), topic, group, undelivered, socketOutput(addr)))
 
 	require.Eventually(t, func() bool { return buffered(a) == heldMetrics }, sinkWait, sinkCheck,

@@ -128,16 +128,6 @@ func (s *lineSink) close() {
 	s.wg.Wait()
 }
 
-// freeAddr returns a loopback address that nothing listens on, for a sink started later.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
 // consumerConf is an agent config with one consumer, quick to give up on a killed member
 // and to commit, and the given output table.
 func consumerConf(brokers, topic, group string, undelivered int, output string) string {

@@ -169,7 +169,7 @@ func TestFailures(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/kernel.golden"
+	const path = "testdata/kernel.golden"
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 6, "kernel plus five pressure series")
 	shapes := testutil.LoadGolden(t, path)

@@ -190,9 +190,9 @@ func TestGatherFailsWhenMemoryCannotBeRead(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	ms := testutil.CheckGolden(t, "../../../testdata/inputs/mem.golden", func() morse.Input { return New() }, 1)
+	ms := testutil.CheckGolden(t, "testdata/mem.golden", func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 1)
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/mem.golden")
+	shapes := testutil.LoadGolden(t, "testdata/mem.golden")
 	// The check is not vacuous: a field of another OS is caught, and so is a wrong type.
 	require.Equal(t, []string{"mem: field wired: emitted but marked absent-here"},
 		shapes.Check([]morse.Metric{ms[0].WithField("wired", morse.Uint(0))}))

@@ -151,7 +151,7 @@ func TestIgnoreProtocolStatsWarnsOnceAndChangesNothing(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/net.golden"
+	const path = "testdata/net.golden"
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	shapes := testutil.LoadGolden(t, path)
 	for _, m := range ms {

@@ -72,7 +72,7 @@ func TestCounts(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/netstat.golden"
+	const path = "testdata/netstat.golden"
 	shapes := testutil.LoadGolden(t, path)
 	require.Empty(t, shapes.Config)
 

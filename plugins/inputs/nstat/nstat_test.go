@@ -161,7 +161,7 @@ var prefixes = map[string][]string{
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/nstat.golden")
+	shapes := testutil.LoadGolden(t, "testdata/nstat.golden")
 	ms := testutil.GatherReal(t, New(), shapes.Config, 1)
 	require.Len(t, ms, 3)
 

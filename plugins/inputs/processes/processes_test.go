@@ -124,7 +124,7 @@ func TestPS(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/processes.golden"
+	const path = "testdata/processes.golden"
 	shapes := testutil.LoadGolden(t, path)
 	require.Empty(t, shapes.Config)
 

@@ -334,7 +334,7 @@ func TestTagWithAndPrefix(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/procstat.golden")
+	shapes := testutil.LoadGolden(t, "testdata/procstat.golden")
 	p := New()
 	md, err := toml.Decode(shapes.Config, p)
 	require.NoError(t, err)

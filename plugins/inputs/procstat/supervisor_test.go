@@ -84,7 +84,7 @@ func webChildren(t *testing.T) []int32 {
 // finders: the running program's children are reported with its status tags, and the
 // stopped program adds its status to the lookup, as in Telegraf.
 func TestSupervisorUnits(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/procstat.golden") // before the working directory changes
+	shapes := testutil.LoadGolden(t, "testdata/procstat.golden") // before the working directory changes
 	startSupervisord(t)
 	want := webChildren(t)
 	slices.Sort(want)

@@ -14,7 +14,7 @@ import (
 // TestGoldenRealGather sends cpu lines over TCP and UDP to real listeners on loopback ports
 // and compares what they add with the golden list.
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/socket_listener.golden")
+	shapes := testutil.LoadGolden(t, "testdata/socket_listener.golden")
 	var lines []string
 	for i := range 5 {
 		lines = append(lines, fmt.Sprintf("cpu,cpu=cpu%d,host=foo,datacenter=us-east usage_idle=99,usage_busy=1", i))

@@ -83,7 +83,7 @@ func TestGatherFailsWhenSwapCannotBeRead(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/swap.golden"
+	const path = "testdata/swap.golden"
 	require.Empty(t, testutil.LoadGolden(t, path).Config, "swap has no options")
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 1)

@@ -262,7 +262,7 @@ func TestOSAndDMI(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	const path = "../../../testdata/inputs/system.golden"
+	const path = "testdata/system.golden"
 	ms := testutil.CheckGolden(t, path, func() morse.Input { return New() }, 1)
 	require.Len(t, ms, 1)
 	shapes := testutil.LoadGolden(t, path)

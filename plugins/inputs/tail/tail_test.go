@@ -269,7 +269,7 @@ func TestServiceAcrossRotationAndTruncation(t *testing.T) {
 }
 
 func TestGoldenRealGather(t *testing.T) {
-	shapes := testutil.LoadGolden(t, "../../../testdata/inputs/tail.golden")
+	shapes := testutil.LoadGolden(t, "testdata/tail.golden")
 	tl := New()
 	md, err := toml.Decode(shapes.Config, tl)
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -21,12 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/outputs/file"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
-
-var goldenPath = filepath.Join("..", "..", "..", "testdata", "lineprotocol", "file_output.golden")
+const goldenPath = "testdata/file_output.golden"
 
 var t0 = time.Unix(1700000000, 123456789)
 
@@ -61,12 +59,8 @@ func TestWritesToFiles(t *testing.T) {
 
 	got, err := os.ReadFile(a)
 	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile(goldenPath, got, 0o644))
-	}
-	want, err := os.ReadFile(goldenPath)
-	require.NoError(t, err, "run go test -update to create the golden file")
-	require.Equal(t, string(want), string(got))
+	testutil.Golden(t, goldenPath, got)
+	want := got
 
 	appended, err := os.ReadFile(b)
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package influxdb
 
 import (
-	"net"
 	"net/url"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // typedBatch has every field type, tags that need escaping, and strings with quotes,
@@ -149,11 +149,7 @@ func testRequestOptions(t *testing.T, in *testserver.Influx) {
 // deadURL returns the URL of a 127.0.0.1 port that was bound and closed, so nothing listens.
 func deadURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return "http://" + addr
+	return "http://" + testutil.FreeAddr(t)
 }
 
 // testConcurrentWrites writes from several goroutines at once through one output, as the

@@ -16,7 +16,7 @@ import (
 // not take), and expanded, written field by field. The server must store the same points:
 // that is the promise that lets a listener skip parsing.
 func testLineMetrics(t *testing.T, in *testserver.Influx) {
-	data, err := os.ReadFile("../../../testdata/listeners/line-metrics.lp")
+	data, err := os.ReadFile("testdata/line-metrics.lp")
 	require.NoError(t, err)
 	p := influx.Parser{LineMetrics: func() bool { return true }}
 	var lines, expanded []morse.Metric

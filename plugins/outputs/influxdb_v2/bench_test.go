@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/plugins/outputs/influxdb"
 )
 

@@ -12,7 +12,6 @@ import (
 	"io"
 	"math/bits"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // bodyLines reads a request's lines, gzip or not.
@@ -367,10 +367,7 @@ func TestAnswersEndToEnd(t *testing.T) {
 // TestFailover: a URL that refuses connections is skipped, and the next write starts at the
 // URL that answered.
 func TestFailover(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dead := "http://" + ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens there now
+	dead := "http://" + testutil.FreeAddr(t) // nothing listens there
 	rec, url := record(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = bodyLines(t, r)
 		w.WriteHeader(http.StatusNoContent)
@@ -383,7 +380,7 @@ func TestFailover(t *testing.T) {
 	require.Equal(t, 1, o.failover.Current())
 
 	o2 := connected(t, dead)
-	err = o2.Write(ctxT(t), numbered(t, 2))
+	err := o2.Write(ctxT(t), numbered(t, 2))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.ErrorContains(t, err, "no URL answered")
 }

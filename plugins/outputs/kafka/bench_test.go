@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testserver"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestBrokerRestart takes the broker away twice during a stream of batches and starts it
@@ -105,16 +105,13 @@ func requireExactlyOnce(t *testing.T, srv *testserver.Kafka, topic string, n int
 // write whose records no broker takes fails as retryable once the timeout has passed.
 func TestBrokerDown(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dead := ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens there now
+	dead := testutil.FreeAddr(t) // nothing listens there
 
 	k := New()
 	k.Brokers, k.Timeout = []string{dead}, morse.Duration(2*time.Second)
 	require.NoError(t, k.Validate())
 	require.NoError(t, k.Init())
-	err = k.Connect(t.Context())
+	err := k.Connect(t.Context())
 	require.ErrorContains(t, err, "no broker of "+dead+" answers")
 
 	// Clients made without Connect's check, as if the broker had gone after it. The records

@@ -70,15 +70,12 @@ func TestReconnect(t *testing.T) {
 
 // TestNothingListens: connecting and writing fail retryably.
 func TestNothingListens(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	address := "tcp://" + ln.Addr().String()
-	require.NoError(t, ln.Close())
+	address := "tcp://" + testutil.FreeAddr(t)
 	w := New()
 	w.Address = address
 	w.SetLogger(quiet())
 	require.NoError(t, w.Init())
-	err = w.Connect(ctxT(t))
+	err := w.Connect(ctxT(t))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 	err = w.Write(ctxT(t), batchOf(t, "m", 1))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -101,7 +101,7 @@ func BenchmarkParseDatagram(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
 }
 
-// BenchmarkParseLoadDatagrams parses what morse-load sends over UDP, 8 lines a datagram,
+// BenchmarkParseLoadDatagrams parses what morse-bench load sends over UDP, 8 lines a datagram,
 // as line metrics, as the UDP listener of the end-to-end benchmark does.
 func BenchmarkParseLoadDatagrams(b *testing.B) {
 	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 4096})

@@ -2,7 +2,6 @@ package influx_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,11 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	serializer "github.com/morse-agent/morse/plugins/serializers/influx"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
 
 var corpusDir = filepath.Join("..", "..", "..", "testdata", "lineprotocol")
 
@@ -41,13 +39,7 @@ func TestCorpus(t *testing.T) {
 		out = fmt.Appendf(out, "# line %d: %q\n", e.Line, e.Error())
 	}
 
-	golden := filepath.Join(corpusDir, "corpus.golden")
-	if *update {
-		require.NoError(t, os.WriteFile(golden, out, 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test -update to create the golden file")
-	require.Equal(t, string(want), string(out))
+	testutil.Golden(t, "testdata/corpus.golden", out)
 
 	var streamed []influx.LineError
 	n := 0

@@ -92,7 +92,7 @@ func TestFastPathMatchesReference(t *testing.T) {
 	}
 }
 
-// realisticLines is what senders send, in the shapes of morse-load: escaped tag values and
+// realisticLines is what senders send, in the shapes of morse-bench load: escaped tag values and
 // measurement names, strings with quotes and backslashes, every value type, non-ASCII text.
 func realisticLines(n int) []byte {
 	var b bytes.Buffer

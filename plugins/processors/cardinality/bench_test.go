@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse/internal/coarseclock"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // steadyInput is 64 series of a typical system metric with four tags; all their values
@@ -36,12 +36,12 @@ func BenchmarkGuard(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			g, _, _ := newGuard(b, func(g *Guard) { g.Now = nil })
 			agentsClock(b, g)
-			ms := plugintest.Parse(b, string(steadyInput(b, tt.lines)), tt.lines)
+			ms := testutil.Parse(b, string(steadyInput(b, tt.lines)), tt.lines)
 			g.Apply(append(ms[:0:0], ms...)) // every value seen once
 			if tt.singly {
-				plugintest.BenchProcessorSingly(b, g, ms)
+				testutil.BenchProcessorSingly(b, g, ms)
 			} else {
-				plugintest.BenchProcessor(b, g, ms)
+				testutil.BenchProcessor(b, g, ms)
 			}
 		})
 	}
@@ -62,8 +62,8 @@ func BenchmarkGuard(b *testing.B) {
 			for i := range 4096 {
 				fmt.Fprintf(&sb, "req,host=web-1,request_id=%08x latency=12 1704067200000000000\n", i*2654435761)
 			}
-			ms := plugintest.Parse(b, sb.String(), tt.lines)
-			plugintest.BenchProcessorSingly(b, g, ms)
+			ms := testutil.Parse(b, sb.String(), tt.lines)
+			testutil.BenchProcessorSingly(b, g, ms)
 		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -135,7 +135,7 @@ func TestTripFromServer(t *testing.T) {
 // write text keep their fast path; one it changes is expanded.
 func TestLineMetricsStayText(t *testing.T) {
 	g, _, _ := newGuard(t, func(g *Guard) { g.Deny = []string{"trace"} })
-	in := plugintest.Parse(t, "req,host=a,id=1 v=1 1\nreq,host=a,trace=t v=1 1\n", true)
+	in := testutil.Parse(t, "req,host=a,id=1 v=1 1\nreq,host=a,trace=t v=1 1\n", true)
 	_, isText := in[0].Line()
 	require.True(t, isText)
 	out := g.Apply(in)
@@ -151,7 +151,7 @@ func TestLineMetricsStayText(t *testing.T) {
 func TestSteadyPathAllocatesNothing(t *testing.T) {
 	g, _, _ := newGuard(t, nil)
 	plain := []morse.Metric{metric("cpu", "cpu", "cpu0", "host", "web-1", "region", "eu", "dc", "fra")}
-	lines := plugintest.Parse(t, "cpu,cpu=cpu0,host=web-1,region=eu,dc=fra usage=1 1\n", true)
+	lines := testutil.Parse(t, "cpu,cpu=cpu0,host=web-1,region=eu,dc=fra usage=1 1\n", true)
 	g.Apply(plain)
 	g.Apply(lines)
 	buf := make([]morse.Metric, 1)
@@ -200,6 +200,6 @@ func TestRepeatedValueStaysInTheWindow(t *testing.T) {
 		now = now.Add(15 * time.Minute)
 	}
 	require.InDelta(t, 1, key().win.estimate(), 0.01, "the value is still in the window")
-	g.Apply(plugintest.Parse(t, "req,region=eu\\ west v=1 1\nreq,region=us v=1 1\n", true))
+	g.Apply(testutil.Parse(t, "req,region=eu\\ west v=1 1\nreq,region=us v=1 1\n", true))
 	require.InDelta(t, 2, key().win.estimate(), 0.01, "the escaped value is the same value")
 }

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(clock *plugintest.Clock) morse.Processor {
+	testutil.RunProcessors(t, "testdata", func(clock *testutil.Clock) morse.Processor {
 		g := New()
 		g.Now = clock.Now
 		return g

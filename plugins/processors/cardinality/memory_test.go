@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // Fed ten million distinct series, the guard stays within max_memory. 49 metrics in 50 go to
@@ -24,7 +24,7 @@ func TestBoundedMemory(t *testing.T) {
 	// Fewer collections while feeding: the bound is on the live heap, which HeapAlloc
 	// measures after collecting, not on how much garbage waits for the collector.
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
-	base := plugintest.HeapAlloc()
+	base := testutil.HeapAlloc()
 	start := time.Now()
 	in := make([]morse.Metric, batch)
 	var text []byte
@@ -56,7 +56,7 @@ func TestBoundedMemory(t *testing.T) {
 		g.Apply(in)
 	}
 	elapsed := time.Since(start)
-	heap := plugintest.HeapAlloc()
+	heap := testutil.HeapAlloc()
 	grown := int64(heap) - int64(base)
 	g.mu.Lock()
 	charged, keys := g.t.bytes, g.t.keys

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestSeenSeriesChangesNothing: metrics held as text, which may skip the guard through the
@@ -75,7 +75,7 @@ func replay(t *testing.T, stream []string, lines, cache bool, set func(*Guard)) 
 	var r replayed
 	for _, b := range stream {
 		now = now.Add(time.Minute)
-		r.out = append(r.out, plugintest.Format(g.Apply(plugintest.Parse(t, b, lines))))
+		r.out = append(r.out, testutil.Format(g.Apply(testutil.Parse(t, b, lines))))
 		r.keys = append(r.keys, g.t.keys)
 	}
 	r.counters = map[string]int64{}

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Converter{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Converter{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -50,7 +50,7 @@ func TestFailuresAreLoggedThrottled(t *testing.T) {
 	require.NoError(t, p.Validate())
 	p.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	require.NoError(t, p.Init())
-	ms := plugintest.Parse(t, strings.Repeat("m v=\"bad\",w=1 1\n", 1000), false)
+	ms := testutil.Parse(t, strings.Repeat("m v=\"bad\",w=1 1\n", 1000), false)
 	out := p.Apply(ms)
 	require.Len(t, out, 1000)
 	for _, m := range out {
@@ -68,6 +68,6 @@ func BenchmarkConverter(b *testing.B) {
 	}
 	require.NoError(b, p.Validate())
 	require.NoError(b, p.Init())
-	ms := plugintest.Parse(b, "apache,port=80,server=a scboard_open=100,scboard_idle=3.5,state=\"ok\",busy=1 1000000000\n", false)
-	plugintest.BenchProcessor(b, p, ms)
+	ms := testutil.Parse(b, "apache,port=80,server=a scboard_open=100,scboard_idle=3.5,state=\"ok\",busy=1 1000000000\n", false)
+	testutil.BenchProcessor(b, p, ms)
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(clock *plugintest.Clock) morse.Processor {
+	testutil.RunProcessors(t, "testdata", func(clock *testutil.Clock) morse.Processor {
 		d := New()
 		d.Now = clock.Now
 		return d
@@ -28,9 +28,9 @@ func TestValidate(t *testing.T) {
 func BenchmarkDedup(b *testing.B) {
 	d := New()
 	require.NoError(b, d.Init())
-	ms := plugintest.Parse(b, "cpu,cpu=cpu0,host=a time_idle=42i,time_guest=1i,usage=0.5 1704067200000000000\n", false)
+	ms := testutil.Parse(b, "cpu,cpu=cpu0,host=a time_idle=42i,time_guest=1i,usage=0.5 1704067200000000000\n", false)
 	d.Now = func() time.Time { return time.Unix(1704067200, 0) }
-	plugintest.BenchProcessor(b, d, ms)
+	testutil.BenchProcessor(b, d, ms)
 }
 
 // Fed ten million distinct series, dedup remembers max_series of them and its heap stays
@@ -47,17 +47,17 @@ func TestBoundedMemory(t *testing.T) {
 	// Fewer collections while feeding: the bound is on the live heap, which HeapAlloc
 	// measures after collecting, not on how much garbage waits for the collector.
 	defer debug.SetGCPercent(debug.SetGCPercent(800))
-	base := plugintest.HeapAlloc()
+	base := testutil.HeapAlloc()
 	in := make([]morse.Metric, batch)
 	start := time.Now()
 	for i := 0; i < total; i += batch {
-		for j, tag := range plugintest.DistinctTags(i, batch, "id") {
+		for j, tag := range testutil.DistinctTags(i, batch, "id") {
 			in[j] = morse.NewMetric("m", tag, fields, tm)
 		}
 		require.Len(t, d.Apply(in), batch, "every series is new, so every metric passes")
 	}
 	elapsed := time.Since(start)
-	heap := plugintest.HeapAlloc()
+	heap := testutil.HeapAlloc()
 	require.Equal(t, maxSeries, d.Len())
 	grown := int64(heap) - int64(base)
 	t.Logf("%d series in %s; heap grew %d bytes (%d per remembered series)", total, elapsed, grown, grown/maxSeries)

@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Defaults{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Defaults{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -22,6 +22,6 @@ func TestValidate(t *testing.T) {
 func BenchmarkDefaults(b *testing.B) {
 	d := &Defaults{Fields: map[string]any{"status_code": "N/A"}, Tags: map[string]string{"zone": "none"}}
 	require.NoError(b, d.Init())
-	ms := plugintest.Parse(b, "lb,http_method=GET cache_status=\"HIT\",latency=230 1000000000\n", false)
-	plugintest.BenchProcessor(b, d, ms)
+	ms := testutil.Parse(b, "lb,http_method=GET cache_status=\"HIT\",latency=230 1000000000\n", false)
+	testutil.BenchProcessor(b, d, ms)
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Enum{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Enum{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -42,6 +42,6 @@ func BenchmarkEnum(b *testing.B) {
 	e := &Enum{Mappings: []Mapping{{Fields: []string{"status"}, Dest: "status_code",
 		ValueMappings: map[string]any{"green": int64(1), "amber": int64(2), "red": int64(3)}}}}
 	require.NoError(b, e.Init())
-	ms := plugintest.Parse(b, "xyzzy,host=a status=\"green\",v=1i 1502489900000000000\n", false)
-	plugintest.BenchProcessor(b, e, ms)
+	ms := testutil.Parse(b, "xyzzy,host=a status=\"green\",v=1i 1502489900000000000\n", false)
+	testutil.BenchProcessor(b, e, ms)
 }

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Override{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Override{} })
 }
 
 func BenchmarkOverride(b *testing.B) {
@@ -16,6 +16,6 @@ func BenchmarkOverride(b *testing.B) {
 	if err := o.Init(); err != nil {
 		b.Fatal(err)
 	}
-	ms := plugintest.Parse(b, "cpu,host=a,zone=z usage=1,idle=2 1000000000\n", false)
-	plugintest.BenchProcessor(b, o, ms)
+	ms := testutil.Parse(b, "cpu,host=a,zone=z usage=1,idle=2 1000000000\n", false)
+	testutil.BenchProcessor(b, o, ms)
 }

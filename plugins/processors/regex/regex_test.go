@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Regex{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Regex{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -45,6 +45,6 @@ func BenchmarkRegex(b *testing.B) {
 		FieldRename: []Rule{{Pattern: `^client_(\w+)$`, Replacement: "${1}"}},
 	}
 	require.NoError(b, r.Init())
-	ms := plugintest.Parse(b, `nginx_requests,verb=GET,resp_code=200 request="/api/search/",client_ip="127.0.0.1",resp_bytes=270i 1519652321000000000`+"\n", false)
-	plugintest.BenchProcessor(b, r, ms)
+	ms := testutil.Parse(b, `nginx_requests,verb=GET,resp_code=200 request="/api/search/",client_ip="127.0.0.1",resp_bytes=270i 1519652321000000000`+"\n", false)
+	testutil.BenchProcessor(b, r, ms)
 }

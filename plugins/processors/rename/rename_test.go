@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Rename{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Rename{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -49,6 +49,6 @@ func BenchmarkRename(b *testing.B) {
 		{Tag: "hostname", Dest: "host"},
 		{Field: "lower", Dest: "min"},
 	}}
-	ms := plugintest.Parse(b, "net,hostname=a,interface=eth0 lower=1,upper=2,mean=1.5 1000000000\n", false)
-	plugintest.BenchProcessor(b, r, ms)
+	ms := testutil.Parse(b, "net,hostname=a,interface=eth0 lower=1,upper=2,mean=1.5 1000000000\n", false)
+	testutil.BenchProcessor(b, r, ms)
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &Strings{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &Strings{} })
 }
 
 // Invalid UTF-8 cannot be written in a golden file's line protocol, so valid_utf8 and the
@@ -46,6 +46,6 @@ func BenchmarkStrings(b *testing.B) {
 		Uppercase:  []Op{{Field: "cs-host", Dest: "cs-host_normalised"}},
 	}
 	require.NoError(b, s.Init())
-	ms := plugintest.Parse(b, `iis_log,method=get,uri_stem=/API/HealthCheck cs-host="MIXEDCASE_host",http_version=1.1 1519652321000000000`+"\n", false)
-	plugintest.BenchProcessor(b, s, ms)
+	ms := testutil.Parse(b, `iis_log,method=get,uri_stem=/API/HealthCheck cs-host="MIXEDCASE_host",http_version=1.1 1519652321000000000`+"\n", false)
+	testutil.BenchProcessor(b, s, ms)
 }

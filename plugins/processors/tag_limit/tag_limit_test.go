@@ -6,11 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/plugintest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 func TestGolden(t *testing.T) {
-	plugintest.RunProcessors(t, "testdata", func(*plugintest.Clock) morse.Processor { return &TagLimit{} })
+	testutil.RunProcessors(t, "testdata", func(*testutil.Clock) morse.Processor { return &TagLimit{} })
 }
 
 func TestValidate(t *testing.T) {
@@ -21,6 +21,6 @@ func TestValidate(t *testing.T) {
 
 func BenchmarkTagLimit(b *testing.B) {
 	p := &TagLimit{Limit: 3, Keep: []string{"environment", "region"}}
-	ms := plugintest.Parse(b, "throughput,month=Jun,environment=qa,region=us-east1,lower=10i,upper=1000i v=1 1560540094000000000\n", false)
-	plugintest.BenchProcessor(b, p, ms)
+	ms := testutil.Parse(b, "throughput,month=Jun,environment=qa,region=us-east1,lower=10i,upper=1000i v=1 1560540094000000000\n", false)
+	testutil.BenchProcessor(b, p, ms)
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/loadgen"
+	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testutil"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
@@ -48,7 +48,7 @@ func BenchmarkSerializerBatch(b *testing.B) {
 	b.ReportMetric(float64(b.N)*float64(len(batch))/b.Elapsed().Seconds(), "lines/s")
 }
 
-// BenchmarkSerializerLineMetrics writes what morse-load sends, received as line metrics, as
+// BenchmarkSerializerLineMetrics writes what morse-bench load sends, received as line metrics, as
 // an InfluxDB output does: as they are, or with unsigned integers rewritten as signed ones.
 func BenchmarkSerializerLineMetrics(b *testing.B) {
 	pool, err := loadgen.Generate(loadgen.GenOptions{Seed: 1, Hosts: 1000, Lines: 1000})

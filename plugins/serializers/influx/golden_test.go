@@ -1,23 +1,20 @@
 package influx_test
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
-
-var goldenPath = filepath.Join("..", "..", "..", "testdata", "lineprotocol", "serializer.golden")
+const goldenPath = "testdata/serializer.golden"
 
 // goldenMetrics cover every escaping rule and value type in one file, so that a change to
 // the output shows up as a reviewable diff.
@@ -55,12 +52,9 @@ func TestGolden(t *testing.T) {
 		out = append(out, buf...)
 		out = fmt.Appendf(out, "# dropped=%d skipped_fields=%d\n", dropped, s.SkippedFields())
 	}
-	if *update {
-		require.NoError(t, os.WriteFile(goldenPath, out, 0o644))
-	}
+	testutil.Golden(t, goldenPath, out)
 	want, err := os.ReadFile(goldenPath)
-	require.NoError(t, err, "run go test -update to create the golden file")
-	require.Equal(t, string(want), string(out))
+	require.NoError(t, err)
 
 	// The golden file is line protocol: every line of it must parse, comments included.
 	_, res := parse(t, want, 0)

@@ -2,11 +2,9 @@ package json_test
 
 import (
 	stdjson "encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,9 +18,7 @@ import (
 	"github.com/morse-agent/morse/plugins/serializers/json"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
-
-var goldenPath = filepath.Join("..", "..", "..", "testdata", "serializers", "json.golden")
+const goldenPath = "testdata/json.golden"
 
 var t0 = time.Unix(1700000000, 123456789)
 
@@ -80,7 +76,7 @@ func TestGolden(t *testing.T) {
 	batch, dropped := newSerializer(t, json.Options{}).AppendBatch(nil, goldenMetrics())
 	out = append(out, batch...)
 	out = fmt.Appendf(out, "# dropped=%d\n", dropped)
-	testutil.Golden(t, goldenPath, out, *update)
+	testutil.Golden(t, goldenPath, out)
 
 	// Every line that is not a comment is one JSON document.
 	for line := range strings.Lines(string(out)) {

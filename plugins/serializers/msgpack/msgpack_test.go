@@ -2,11 +2,9 @@ package msgpack_test
 
 import (
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,9 +18,7 @@ import (
 	"github.com/morse-agent/morse/plugins/serializers/msgpack"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
-
-var goldenPath = filepath.Join("..", "..", "..", "testdata", "serializers", "msgpack.golden")
+const goldenPath = "testdata/msgpack.golden"
 
 var t0 = time.Unix(1700000000, 123456789)
 
@@ -51,7 +47,7 @@ func TestGolden(t *testing.T) {
 		}
 		out = fmt.Appendf(out, "# %s\n%s\n", m.Name(), hex.EncodeToString(b))
 	}
-	testutil.Golden(t, goldenPath, out, *update)
+	testutil.Golden(t, goldenPath, out)
 }
 
 // TestTelegrafShape decodes the output with vmihailenco/msgpack's generic decoder: it is

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "8369 (odd) name)) R 8365 8365 32305 0 -1 4194304 99 0 0 0 1234 56 0 0 20 0 1 0 273953 3133440 382"
+	u, s, err := parseStat(line)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1234), u)
+	require.Equal(t, uint64(56), s)
+	_, _, err = parseStat("garbage")
+	require.Error(t, err)
+}
+
+func TestReadCPUAndStatusOfThisProcess(t *testing.T) {
+	_, err := readCPU(os.Getpid())
+	require.NoError(t, err)
+	hwm, err := statusKiB(os.Getpid(), "VmHWM")
+	require.NoError(t, err)
+	require.Positive(t, hwm)
+}
+
+func TestParseNetUDP(t *testing.T) {
+	table := `   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  100: 0100007F:1F90 00000000:0000 07 00000000:00000200 00:00000000 00000000     0        0 1001 2 0000000000000000 5
+  101: 0100007F:1F90 00000000:0000 07 00000000:00000100 00:00000000 00000000     0        0 1002 2 0000000000000000 7
+  102: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1003 2 0000000000000000 9
+`
+	s, err := parseNetUDP(table, 8080)
+	require.NoError(t, err)
+	require.Equal(t, udpSocket{Sockets: 2, Queued: 0x300, Drops: 12}, s)
+	s, err = parseNetUDP(table, 1)
+	require.NoError(t, err)
+	require.Zero(t, s.Sockets)
+}
+
+func TestParseCPULine(t *testing.T) {
+	busy, err := parseCPULine("cpu  100 5 50 1000 20 3 2 0 0 0")
+	require.NoError(t, err)
+	require.Equal(t, 160*clockTick, busy, "idle and iowait are not busy")
+	_, err = parseCPULine("intr 1 2 3")
+	require.Error(t, err)
+}
+
+func TestConfigRendersTheDefaultsTheTargetsNeed(t *testing.T) {
+	conf := agentConfig{Input: "socket_listener", Listen: "tcp://127.0.0.1:9", SinkAddr: "127.0.0.1:8", InternalFile: "/tmp/x"}.render()
+	for _, want := range []string{
+		`flush_interval = "1s"`, "metric_batch_size = 1000", "metric_buffer_limit = 10000", "omit_hostname = true",
+		"[[inputs.socket_listener]]\n  service_address = \"tcp://127.0.0.1:9\"",
+		`urls = ["http://127.0.0.1:8"]`, "skip_database_creation = true", `namedrop = ["internal*"]`,
+		"[[inputs.internal]]", `files = ["/tmp/x"]`,
+	} {
+		require.Contains(t, conf, want)
+	}
+	require.NotContains(t, agentConfig{Input: "x"}.render(), "inputs.internal")
+	require.NotContains(t, conf, "read_buffer_size", "the OS default unless a scenario asks")
+	udp := agentConfig{Input: "socket_listener", Listen: "udp://127.0.0.1:9", ReadBufferSize: "4MiB"}.render()
+	require.Contains(t, udp, "service_address = \"udp://127.0.0.1:9\"\n  read_buffer_size = \"4MiB\"\n")
+	require.NotContains(t, conf, "buffer_strategy", "the memory buffer unless a scenario asks")
+	disk := agentConfig{Input: "influxdb_listener", Listen: "127.0.0.1:9", SinkAddr: "127.0.0.1:8", BufferDir: "/tmp/b"}.render()
+	require.Contains(t, disk, "buffer_strategy = \"disk\"\n  buffer_directory = \"/tmp/b\"\n")
+}
+
+func TestPacedFollowUp(t *testing.T) {
+	sc := scenario{Name: "tcp", Transport: "tcp", Input: "socket_listener"}
+	next, ok := pacedFollowUp(sc, result{DeliveryPct: 40, DeliveredPerSec: 123456})
+	require.True(t, ok)
+	require.Equal(t, "tcp-paced", next.Name)
+	require.Equal(t, 98000.0, next.Rate)
+	_, ok = pacedFollowUp(next, result{DeliveryPct: 40})
+	require.False(t, ok, "a paced run is not paced again")
+	_, ok = pacedFollowUp(sc, result{DeliveryPct: 99.5})
+	require.False(t, ok)
+	udp := scenario{Name: "udp", Transport: "udp", Input: "socket_listener"}
+	_, ok = pacedFollowUp(udp, result{DeliveryPct: 100, UDPCapturePct: 97})
+	require.True(t, ok, "UDP that lost datagrams is rerun")
+	_, ok = pacedFollowUp(scenario{Name: "sink-direct"}, result{DeliveryPct: 1})
+	require.False(t, ok)
+}
+
+func TestEvaluate(t *testing.T) {
+	ts := evaluate([]result{
+		{Scenario: scenario{Name: "http", Transport: "http", Input: "influxdb_listener"}, CPUMicrosLine: 2.0, DeliveryPct: 98},
+		{Scenario: scenario{Name: "tcp-paced", Transport: "tcp", Input: "socket_listener", Rate: 1000}, CPUMicrosLine: 3},
+		{Scenario: scenario{Name: "udp", Transport: "udp", Input: "socket_listener"}, UDPCapturePct: 100},
+		{Scenario: scenario{Name: "sink-direct", Transport: "http"}},
+		{Scenario: scenario{Name: "tcp", Transport: "tcp", Input: "socket_listener"}, Error: "boom"},
+	})
+	require.Equal(t, []target{
+		{Goal: "agent CPU-µs per line <= 2.5", Scenario: "http", Value: 2, Limit: 2.5, Met: true},
+		{Goal: "delivery % >= 99", Scenario: "http", Value: 98, Limit: 99, Met: false},
+		{Goal: "agent CPU-µs per line <= 2.5", Scenario: "tcp-paced", Value: 3, Limit: 2.5, Met: false},
+		{Goal: "UDP capture % = 100", Scenario: "udp", Value: 100, Limit: 100, Met: true},
+	}, ts)
+}
+
+func TestReadCounters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "internal.out")
+	data := "internal_write,output=influxdb metrics_dropped=5i,buffer_size=10i 1\n" +
+		"internal_memstats heap=9i 1\n" +
+		"internal_write,output=influxdb metrics_dropped=7i,buffer_size=0i 2\n"
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+	c := readCounters(path)
+	require.Equal(t, map[string]int64{
+		"internal_write,output=influxdb metrics_dropped": 7,
+		"internal_write,output=influxdb buffer_size":     0,
+	}, c)
+	require.Equal(t, []string{"internal_write,output=influxdb metrics_dropped=7"}, dropCounters(c))
+	require.Nil(t, readCounters(filepath.Join(t.TempDir(), "missing")))
+}
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags("e2e", []string{"--duration", "3s"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3*time.Second, o.duration)
+	_, err = parseFlags("e2e", []string{"--duration", "11m"}, nil)
+	require.Error(t, err)
+	_, err = parseFlags("e2e", []string{"--agent-core", "4096"}, nil)
+	require.Error(t, err)
+}
+
+func TestQuietestKeepsTheLeastDisturbedRun(t *testing.T) {
+	runs := []result{
+		{DeliveryPct: 50, ForeignCPUPct: 30},
+		{Error: "boom"},
+		{DeliveryPct: 60, ForeignCPUPct: 2},
+		{DeliveryPct: 55, ForeignCPUPct: 10},
+	}
+	best := quietest(runs)
+	require.Equal(t, 60.0, best.DeliveryPct)
+	require.Len(t, best.OtherRuns, 3)
+	require.Equal(t, "boom", best.OtherRuns[1].Error)
+
+	failed := quietest([]result{{Error: "a"}, {Error: "b"}})
+	require.Equal(t, "a", failed.Error)
+}
+
+func TestExitCode(t *testing.T) {
+	missed := &report{Results: []result{{}}, Targets: []target{{Met: false}}}
+	require.Equal(t, 0, missed.exitCode(false), "a missed target is a finding")
+	require.Equal(t, 1, missed.exitCode(true))
+	broken := &report{Results: []result{{Error: "agent did not start"}}}
+	require.Equal(t, 1, broken.exitCode(false))
+}
