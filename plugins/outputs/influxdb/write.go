@@ -19,9 +19,10 @@ import (
 // routeKey is where a group of metrics goes.
 type routeKey struct{ db, rp string }
 
-// Write sends the batch, one request per database and retention policy, and returns nil, a
-// *morse.PartialWriteError with the exact number of dropped metrics, an error wrapping a
-// *morse.PermanentError, or a retryable error; see classify.
+// Write sends the batch, one request per database, retention policy and shard group (see
+// writeByShardGroup), and returns nil, a *morse.PartialWriteError with the exact number of
+// dropped metrics, an error wrapping a *morse.PermanentError, or a retryable error; see
+// classify.
 //
 // When one request must be retried, the whole batch is, and the requests that had succeeded
 // are sent again: InfluxDB stores a point with the same series and time once, so this only
