@@ -180,14 +180,20 @@ func bucketOf(m morse.Metric, span time.Duration, now time.Time) int64 {
 	return t.Truncate(span).UnixNano()
 }
 
-// oneBucket reports whether every metric falls in the same shard group.
+// oneBucket reports whether every metric falls in the same shard group. It truncates one
+// time only and compares the others as integers: it runs on every write.
 func oneBucket(metrics []morse.Metric, span time.Duration, now time.Time) bool {
 	if len(metrics) < 2 {
 		return true
 	}
-	first := bucketOf(metrics[0], span, now)
+	start := bucketOf(metrics[0], span, now)
 	for _, m := range metrics[1:] {
-		if bucketOf(m, span, now) != first {
+		t := m.Time()
+		if t.IsZero() {
+			t = now
+		}
+		// As unsigned, the difference is exact whenever ns >= start, and never overflows.
+		if ns := t.UnixNano(); ns < start || uint64(ns)-uint64(start) >= uint64(span) {
 			return false
 		}
 	}

@@ -96,3 +96,24 @@ func TestShardGroupsWithoutReadPrivilege(t *testing.T) {
 		require.Len(t, queries, 1-round, "asked once, refused, not asked again at once")
 	}
 }
+
+// TestOneBucketIsTruncate holds the integer comparison of oneBucket to time.Truncate, which
+// is InfluxDB's own rule, around the edges of hours and of 7-day groups (which start on
+// Mondays, counted from year 1, not from 1970), before 1970 too.
+func TestOneBucketIsTruncate(t *testing.T) {
+	now := time.Date(2026, 11, 27, 21, 30, 0, 0, time.UTC)
+	week := 7 * 24 * time.Hour
+	monday := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, monday, now.Truncate(week), "autogen's groups start on Mondays")
+	for _, span := range []time.Duration{time.Hour, 90 * time.Minute, 24 * time.Hour, week} {
+		for _, base := range []time.Time{now, monday, time.Unix(0, 0), time.Unix(-86400*3-1, 0)} {
+			start := base.Truncate(span)
+			for _, d := range []time.Duration{-1, 0, 1, span - 1, span, span + 1} {
+				first, other := start, start.Add(d)
+				ms := []morse.Metric{point("m", first.UnixNano(), "v", 1.0), point("m", other.UnixNano(), "v", 1.0)}
+				want := first.Truncate(span).Equal(other.Truncate(span))
+				require.Equal(t, want, oneBucket(ms, span, now), "span %v, %v and %v", span, first, other)
+			}
+		}
+	}
+}

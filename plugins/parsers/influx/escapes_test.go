@@ -22,7 +22,7 @@ var stringEscapeCases = []struct{ raw, want string }{
 	{`a\\b`, `a\b`},
 	{`a\"b`, `a"b`},
 	{`a\xb`, `a\xb`},
-	{`a\\nb`, "a\\nb"},   // an escaped backslash, then n
+	{`a\\nb`, "a\\nb"},    // an escaped backslash, then n
 	{`a\\\nb`, "a\\\\nb"}, // an escaped backslash, then `\n`
 	{`\n\t\r`, "\\n\\t\\r"},
 	{`end\\`, `end\`},
