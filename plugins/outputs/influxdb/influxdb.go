@@ -25,6 +25,7 @@ import (
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/freelist"
 	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/internal/throttle"
 	"github.com/morse-agent/morse/plugins/common/httpclient"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
@@ -98,6 +99,8 @@ type InfluxDB struct {
 	dbMu    sync.Mutex
 	created map[string]bool
 	warned  map[string]time.Time // when a failed database creation was last logged
+	rps     map[string]*rpInfo   // shard group durations by database, see shardGroup
+	rpWarn  *throttle.Throttle   // a database whose retention policies cannot be read
 
 	// trip is the guard that cardinality_guard names (see SetTagLimitGuard). Writes read it
 	// while a reload may replace it.
@@ -283,6 +286,8 @@ func (o *InfluxDB) setup() error {
 	o.dbMu.Lock()
 	o.created = map[string]bool{}
 	o.warned = map[string]time.Time{}
+	o.rps = map[string]*rpInfo{}
+	o.rpWarn = throttle.New(time.Minute)
 	o.dbMu.Unlock()
 	return nil
 }

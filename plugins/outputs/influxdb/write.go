@@ -19,9 +19,10 @@ import (
 // routeKey is where a group of metrics goes.
 type routeKey struct{ db, rp string }
 
-// Write sends the batch, one request per database and retention policy, and returns nil, a
-// *morse.PartialWriteError with the exact number of dropped metrics, an error wrapping a
-// *morse.PermanentError, or a retryable error; see classify.
+// Write sends the batch, one request per database, retention policy and shard group (see
+// writeByShardGroup), and returns nil, a *morse.PartialWriteError with the exact number of
+// dropped metrics, an error wrapping a *morse.PermanentError, or a retryable error; see
+// classify.
 //
 // When one request must be retried, the whole batch is, and the requests that had succeeded
 // are sent again: InfluxDB stores a point with the same series and time once, so this only
@@ -80,6 +81,7 @@ func (o *InfluxDB) MaxConcurrentWrites() int { return concurrentWrites }
 type writeScratch struct {
 	body   httpwrite.Body
 	groups route.Groups[routeKey]
+	shards route.Groups[int64] // one key's metrics by shard group, see writeByShardGroup
 }
 
 func (o *InfluxDB) getScratch() *writeScratch { return o.scratch.Get() }
@@ -118,7 +120,7 @@ func (o *InfluxDB) writeTo(ctx context.Context, s *writeScratch, key routeKey, m
 	if !o.SkipDatabaseCreation && key.db != o.Database && !o.wasCreated(key.db) {
 		o.ensureDatabase(ctx, key.db)
 	}
-	return o.writeSplit(ctx, s, key, metrics, true)
+	return o.writeByShardGroup(ctx, s, key, metrics)
 }
 
 func (o *InfluxDB) wasCreated(db string) bool {
@@ -153,6 +155,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
 		return o.writeHalves(ctx, s, key, metrics)
 	}
+	err = o.completeRetention(ctx, key, metrics, err, lines)
 	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
 		return err
 	}

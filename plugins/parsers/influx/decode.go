@@ -36,6 +36,7 @@ type run struct {
 	asLines bool
 	uints   bool   // the line metric being checked has an unsigned integer field
 	arena   []byte // holds the text of line metrics; see keepText
+	lit     []byte // an entry rewritten for the decoder; see literalEscapes
 	// canWait is set by a stream that has room for more of an unfinished entry: then an
 	// ordinary entry that the data ends in the middle of waits for the next read, and
 	// takes the fast path (or becomes a line metric) once it is whole, rather than the
@@ -96,9 +97,15 @@ func (r *run) parseAvailable(data []byte, atEOF bool) {
 			return
 		}
 		r.lines++
-		m, err := r.decodeNext(lineprotocol.NewDecoderWithBytes(data[e.start:e.end]))
+		text := data[e.start:e.end]
+		m, err := r.decodeNext(lineprotocol.NewDecoderWithBytes(r.literalEscapes(text)))
 		if err != nil {
-			r.fail(data[e.start:e.end], e, err)
+			if len(r.sp.letters) > 0 {
+				// Judge the text as it came, so that the error's columns are its own. The
+				// rewrite changes no entry's validity: a doubled backslash ends no string.
+				_, err = r.decodeNext(lineprotocol.NewDecoderWithBytes(text))
+			}
+			r.fail(text, e, err)
 			continue
 		}
 		r.metrics++
@@ -155,6 +162,30 @@ func (r *run) entry(data []byte, pos int, atEOF bool) (morse.Metric, int, fastSt
 		}
 	}
 	return r.fastEntry(data, pos, atEOF)
+}
+
+// literalEscapes returns text with a second backslash before each `\n`, `\r` and `\t` of
+// its string values (the splitter's letters), so that the decoder of line-protocol/v2, which
+// reads them as newline, carriage return and tab, reads a backslash and the letter instead.
+// That is what InfluxDB 1.x stores for them (models.unescapeStringField unescapes only `\"`
+// and `\\`), and what Telegraf's default parser (parser_type "internal") reads; text without
+// them is returned as it is.
+func (r *run) literalEscapes(text []byte) []byte {
+	if len(r.sp.letters) == 0 {
+		return text
+	}
+	out := r.lit[:0]
+	from := 0
+	for _, off := range r.sp.letters {
+		if off < from || off+1 >= len(text) || text[off] != '\\' {
+			continue // not where the splitter saw it: leave the text as it is there
+		}
+		out = append(append(out, text[from:off]...), '\\')
+		from = off
+	}
+	out = append(out, text[from:]...)
+	r.lit = out
+	return out
 }
 
 // decodeNext advances dec to its next entry and decodes it.

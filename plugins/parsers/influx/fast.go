@@ -66,13 +66,14 @@ func newTokenKind(stops string, stopControl bool, escapes map[byte]byte) *tokenK
 	return k
 }
 
-// The token kinds follow the decoder's byte sets and escapes. A string value stops at a
-// newline as well as at its closing quote: a string that spans lines goes to the reference
-// path, which counts its lines.
+// The token kinds follow the decoder's byte sets and escapes, except in string values,
+// which unescape only `\"` and `\\`, as InfluxDB 1.x and Telegraf's default parser do (see
+// literalEscapes). A string value stops at a newline as well as at its closing quote: a
+// string that spans lines goes to the reference path, which counts its lines.
 var (
 	measurementKind = newTokenKind(" ,", true, map[byte]byte{' ': ' ', ',': ','})
 	keyKind         = newTokenKind(" ,=", true, map[byte]byte{' ': ' ', ',': ',', '=': '='})
-	stringKind      = newTokenKind("\"\n", false, map[byte]byte{'\\': '\\', '"': '"', 'n': '\n', 'r': '\r', 't': '\t'})
+	stringKind      = newTokenKind("\"\n", false, map[byte]byte{'\\': '\\', '"': '"'})
 )
 
 // fastCur walks one entry.

@@ -16,8 +16,9 @@ import (
 //   - A backslash must escape a character that needs it. InfluxDB 1.x skips whatever follows
 //     a backslash while it looks for separators, and v2 does not, so `a\\,b` would split
 //     differently.
-//   - A string value may escape only `"` and `\`: InfluxDB 1.x keeps `\n` as two characters,
-//     while morse's parser reads a newline.
+//   - A string value may escape only `"` and `\`: InfluxDB 1.x and this parser keep `\n` as
+//     two characters, while the v2 decoder that expands a line metric (morse.Metric.Expanded)
+//     would read a newline.
 //   - Numbers are plain decimals without leading zeros, in range. Unsigned integers are
 //     flagged (morse.LineText.Uints), so that an output that writes them as signed ones
 //     knows to rewrite them.

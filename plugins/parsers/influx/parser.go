@@ -8,10 +8,12 @@
 // lines around a bad one kept, precisions up to hours, and a streaming form for network
 // connections.
 //
-// Two details differ from InfluxDB 1.x because the v2 decoder is stricter or newer: control
-// bytes and invalid UTF-8 in names and keys are refused, and `\n`, `\r`, `\t` inside a string
-// field value are read as newline, carriage return and tab. Duplicate tag keys are refused
-// with "duplicate tags", as InfluxDB does.
+// One detail differs from InfluxDB 1.x because the v2 decoder is stricter: control bytes and
+// invalid UTF-8 in names and keys are refused. Inside a string field value only `\"` and `\\`
+// are escapes, as in InfluxDB 1.x and Telegraf's default parser: `\n`, `\r`, `\t` stay a
+// backslash and a letter (the v2 decoder alone would read a newline, carriage return and
+// tab; see literalEscapes). Duplicate tag keys are refused with "duplicate tags", as
+// InfluxDB does.
 package influx
 
 import (

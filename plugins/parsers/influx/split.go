@@ -73,6 +73,9 @@ type splitter struct {
 	done      int // offset after the last complete entry or skipped line
 	st        splitState
 	cur       entry // the entry being scanned, valid from its start state on
+	// letters are the offsets in the current entry of the backslashes of `\n`, `\r` and `\t`
+	// inside its string values, which the reference path keeps as they are (literalEscapes).
+	letters []int
 }
 
 func newSplitter() splitter { return splitter{line: 1} }
@@ -85,6 +88,16 @@ func (s *splitter) shift(n int) {
 	s.pos -= n
 	s.lineStart = max(s.lineStart-n, 0)
 	s.done = max(s.done-n, 0)
+	if lost := n - s.cur.start; lost > 0 {
+		// The entry's first bytes are gone: offsets count from what is left.
+		kept := s.letters[:0]
+		for _, off := range s.letters {
+			if off >= lost {
+				kept = append(kept, off-lost)
+			}
+		}
+		s.letters = kept
+	}
 	s.cur.start = max(s.cur.start-n, 0)
 }
 
@@ -92,6 +105,7 @@ func (s *splitter) shift(n int) {
 // beginning a stream has already dropped (a very long blank line) starts at offset 0.
 func (s *splitter) begin(at int, st splitState) {
 	s.cur = entry{start: max(at, 0), line: s.line}
+	s.letters = s.letters[:0]
 	s.st = st
 }
 
@@ -251,7 +265,10 @@ func (s *splitter) step(c byte) {
 		s.stepString(c)
 	case stStrEsc:
 		s.st = stStr
-		if c != '\\' && c != '"' && c != 'n' && c != 'r' && c != 't' {
+		if c == 'n' || c == 'r' || c == 't' {
+			// The decoder reads a newline, InfluxDB 1.x a backslash and the letter.
+			s.letters = append(s.letters, s.pos-1-s.cur.start)
+		} else if c != '\\' && c != '"' {
 			return
 		}
 	}
