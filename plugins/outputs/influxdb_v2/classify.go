@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // Drop reasons of this output beyond the shared ones in package morse.
@@ -96,7 +96,7 @@ func classify(a answer, url, bucket string, n int) error {
 		return nil
 	}
 	serr := &ServerError{StatusCode: a.status, Code: a.code, Message: a.msg, URL: url, Bucket: bucket}
-	after := httpwrite.RetryAfter(a.header, time.Now())
+	after := httpout.RetryAfter(a.header, time.Now())
 	switch {
 	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
 		return morse.Retryable(serr, after)

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 // setupHTTP builds the client for ILP over HTTP; o.mu is held.
 func (o *QuestDB) setupHTTP(s settings, tlsCfg *tls.Config) error {
-	tr, err := httpclient.NewTransport(httpclient.Options{TLS: tlsCfg})
+	tr, err := httpout.NewTransport(httpout.Options{TLS: tlsCfg})
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := httpclient.NewRequest(ctx, http.MethodPost, o.url, body)
+	req, err := httpout.NewRequest(ctx, http.MethodPost, o.url, body)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package httpclient
+package httpout
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // net/http copies a body of known length through an io.LimitedReader. A TCP connection's
 // own ReadFrom finds no file to send from, so it copies the body through a fresh 32 KiB
 // buffer, 32 KiB a write(2): for a batch of a few hundred KB, a dozen system calls, a copy
-// and an allocation per request. A connection of NewTransport's writes a Body whole.
+// and an allocation per request. A connection of NewTransport's writes such a body whole.
 func NewRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, newBody(body))
 	if err != nil {
@@ -29,36 +29,36 @@ func NewRequest(ctx context.Context, method, url string, body []byte) (*http.Req
 	return req, nil
 }
 
-// Body is a request body held in memory.
-type Body struct{ r bytes.Reader }
+// memBody is a request body held in memory.
+type memBody struct{ r bytes.Reader }
 
-func newBody(b []byte) *Body {
-	body := &Body{}
+func newBody(b []byte) *memBody {
+	body := &memBody{}
 	body.r.Reset(b)
 	return body
 }
 
 // Read reads from the body.
-func (b *Body) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *memBody) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 // WriteTo writes what is left of the body to w in one Write.
-func (b *Body) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
+func (b *memBody) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
 
 // Len is how much of the body is left.
-func (b *Body) Len() int { return b.r.Len() }
+func (b *memBody) Len() int { return b.r.Len() }
 
 // Close does nothing: the body is memory.
-func (b *Body) Close() error { return nil }
+func (b *memBody) Close() error { return nil }
 
-// conn is a connection that writes a Body whole when net/http copies one into it.
+// conn is a connection that writes a memBody whole when net/http copies one into it.
 type conn struct{ net.Conn }
 
-// ReadFrom writes r to the connection. A Body under net/http's io.LimitedReader, with no
+// ReadFrom writes r to the connection. A memBody under net/http's io.LimitedReader, with no
 // more left than the limit, goes in one Write; anything else goes as the connection itself
 // would send it.
 func (c conn) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
-		if b, ok := lr.R.(*Body); ok && int64(b.Len()) <= lr.N {
+		if b, ok := lr.R.(*memBody); ok && int64(b.Len()) <= lr.N {
 			n, err := b.WriteTo(c.Conn)
 			lr.N -= n
 			return n, err

@@ -1,7 +1,4 @@
-// Package route splits a batch into groups by a key (a database, a bucket), keeping the
-// batch's order within each group, for outputs that send one request per group. The groups
-// and their slices are reused from one batch to the next.
-package route
+package httpout
 
 import "github.com/morse-agent/morse"
 

@@ -1,8 +1,4 @@
-// Package httpclient builds the HTTP transport of an output that writes over HTTP, from the
-// options that Telegraf's HTTP outputs share: http_proxy, local_address, the HTTP/2 health
-// check, and the client TLS of plugins/common/tlsclient. Each output keeps its own option
-// fields, with Telegraf's names, and hands their values over in Options.
-package httpclient
+package httpout
 
 import (
 	"context"
