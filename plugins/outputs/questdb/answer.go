@@ -6,11 +6,11 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // ServerError is an answer of QuestDB's /write other than success, with the fields of its
@@ -71,7 +71,7 @@ func readAnswer(url string, resp *http.Response) *ServerError {
 	} else {
 		e.Message = strings.TrimSpace(string(body))
 	}
-	e.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	e.retryAfter = httpout.RetryAfter(resp.Header, time.Now())
 	return e
 }
 
@@ -147,22 +147,4 @@ func lineReason(msg string) string {
 		return ReasonUnsupportedValue
 	}
 	return morse.ReasonUnableToParse
-}
-
-// maxRetryAfter caps a server's Retry-After, so that a bogus answer cannot park the output.
-const maxRetryAfter = time.Hour
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date. Zero means none.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return min(max(time.Duration(n)*time.Second, 0), maxRetryAfter)
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), maxRetryAfter)
-	}
-	return 0
 }
