@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
+
+	"github.com/morse-agent/morse"
 )
 
 // NewRequest is http.NewRequestWithContext for a body held in memory, set up as it sets up
@@ -68,4 +71,37 @@ func (c conn) ReadFrom(r io.Reader) (int64, error) {
 		return rf.ReadFrom(r)
 	}
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// SetHeaders sets the configured headers (Telegraf's http_headers, or headers) on req, over
+// any of the same name already set. "Host", in any case, sets the request's Host, which is
+// what net/http sends: a Host in the header map would be ignored.
+func SetHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+}
+
+// Auth is the credentials of a request: an Authorization of Scheme and Token when Token is
+// set ("Token" for InfluxDB 2, "Bearer" for most others), else basic auth when Username or
+// Password is. The zero value sends none.
+type Auth struct {
+	Username string
+	Password morse.Secret
+	Scheme   string
+	Token    morse.Secret
+}
+
+// Set puts the credentials on req, so that they never appear in a URL.
+func (a Auth) Set(req *http.Request) {
+	switch {
+	case a.Token != "":
+		req.Header.Set("Authorization", a.Scheme+" "+string(a.Token))
+	case a.Username != "" || a.Password != "":
+		req.SetBasicAuth(a.Username, string(a.Password))
+	}
 }

@@ -55,3 +55,24 @@ func (g *Groups[K]) Reset() {
 	g.n = 0
 	clear(g.idx)
 }
+
+// TagOr is the value of m's tag, or def when m has no such tag, the tag is empty, or tag
+// is "": where Telegraf's database_tag, bucket_tag and the like send a metric.
+func TagOr(m morse.Metric, tag, def string) string {
+	if tag != "" {
+		if v, ok := m.Tag(tag); ok && v != "" {
+			return v
+		}
+	}
+	return def
+}
+
+// ByTag splits batch into g by the value of tag (TagOr, with def for the metrics without
+// it) and returns the groups; g is reset first.
+func ByTag(g *Groups[string], batch []morse.Metric, tag, def string) []Group[string] {
+	g.Reset()
+	for _, m := range batch {
+		g.Add(TagOr(m, tag, def), m)
+	}
+	return g.List()
+}

@@ -46,3 +46,32 @@ func TestGroups(t *testing.T) {
 	require.Len(t, g.List(), 1)
 	require.Equal(t, "z", g.List()[0].Key, "a reused group takes its new key: "+strconv.Itoa(len(g.List())))
 }
+
+// TestByTag: metrics go to their tag's value, the others (no tag, an empty one) to the
+// default, in the batch's order with their positions; no tag name sends all to the default.
+func TestByTag(t *testing.T) {
+	m := func(tags ...morse.Tag) morse.Metric {
+		return morse.NewMetric("m", tags, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(0, 0))
+	}
+	batch := []morse.Metric{
+		m(morse.Tag{Key: "bucket", Value: "a"}),
+		m(),
+		m(morse.Tag{Key: "bucket", Value: ""}),
+		m(morse.Tag{Key: "bucket", Value: "a"}),
+		m(morse.Tag{Key: "other", Value: "a"}),
+	}
+	var g Groups[string]
+	got := map[string][]int{}
+	var order []string
+	for _, grp := range ByTag(&g, batch, "bucket", "def") {
+		order = append(order, grp.Key)
+		got[grp.Key] = grp.Positions
+	}
+	require.Equal(t, []string{"a", "def"}, order)
+	require.Equal(t, map[string][]int{"a": {0, 3}, "def": {1, 2, 4}}, got)
+
+	groups := ByTag(&g, batch, "", "def")
+	require.Len(t, groups, 1, "reset before, and no tag name: one group")
+	require.Equal(t, "def", groups[0].Key)
+	require.Equal(t, []int{0, 1, 2, 3, 4}, groups[0].Positions)
+}

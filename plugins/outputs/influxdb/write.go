@@ -270,14 +270,6 @@ func scanLimit(n int) int64 { return maxMessage + 8*int64(n) }
 func (o *InfluxDB) setHeaders(req *http.Request) {
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept", "application/json")
-	for k, v := range o.HTTPHeaders {
-		if strings.EqualFold(k, "Host") {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	if o.Username != "" || o.Password != "" {
-		req.SetBasicAuth(o.Username, string(o.Password))
-	}
+	httpout.SetHeaders(req, o.HTTPHeaders)
+	httpout.Auth{Username: o.Username, Password: o.Password}.Set(req)
 }

@@ -84,15 +84,7 @@ const maxKeptScratch = 16
 
 // route splits the batch by the bucket tag; metrics without it go to bucket.
 func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []httpout.Group[string] {
-	s.groups.Reset()
-	for _, m := range batch {
-		bucket := o.Bucket
-		if v, ok := m.Tag(o.BucketTag); ok && v != "" {
-			bucket = v
-		}
-		s.groups.Add(bucket, m)
-	}
-	return s.groups.List()
+	return httpout.ByTag(&s.groups, batch, o.BucketTag, o.Bucket)
 }
 
 // search bounds the extra requests spent on one bucket's metrics to find the lines that a
@@ -141,7 +133,7 @@ func (o *InfluxDBv2) writePiece(ctx context.Context, s *writeScratch, sr *search
 		s.body = httpout.Body{}
 	}
 	switch {
-	case len(metrics) > 1 && errors.Is(err, errTooLarge):
+	case len(metrics) > 1 && errors.Is(err, httpout.ErrTooLarge):
 		o.logger().Debug("server refused the request as too large; writing the halves", "metrics", len(metrics))
 		return o.writeHalves(ctx, s, sr, bucket, metrics)
 	case len(metrics) > 1 && errors.Is(err, errUncounted):
@@ -260,14 +252,6 @@ func (o *InfluxDBv2) setHeaders(req *http.Request) {
 	}
 	h.Set("User-Agent", o.UserAgent)
 	h.Set("Accept", "application/json")
-	if o.Token != "" {
-		h.Set("Authorization", "Token "+string(o.Token))
-	}
-	for k, v := range o.HTTPHeaders {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			req.Host = v
-			continue
-		}
-		h.Set(k, v)
-	}
+	httpout.Auth{Scheme: "Token", Token: o.Token}.Set(req)
+	httpout.SetHeaders(req, o.HTTPHeaders)
 }

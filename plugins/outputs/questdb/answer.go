@@ -33,7 +33,7 @@ type ServerError struct {
 // Is makes a 401 or 403 match morse.ErrUnauthorized, so that unauthorized_retry_max_age
 // applies to it.
 func (e *ServerError) Is(target error) bool {
-	return target == morse.ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == morse.ErrUnauthorized && httpout.Unauthorized(e.StatusCode)
 }
 
 // Error names the endpoint, the status and QuestDB's words.

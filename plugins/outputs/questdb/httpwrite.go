@@ -140,12 +140,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	if o.UserAgent != "" {
 		req.Header.Set("User-Agent", o.UserAgent)
 	}
-	switch {
-	case o.set.token != "":
-		req.Header.Set("Authorization", "Bearer "+o.set.token)
-	case o.set.username != "":
-		req.SetBasicAuth(o.set.username, o.set.password)
-	}
+	httpout.Auth{Username: o.set.username, Password: morse.Secret(o.set.password), Scheme: "Bearer", Token: morse.Secret(o.set.token)}.Set(req)
 	resp, err := o.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
