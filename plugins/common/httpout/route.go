@@ -16,11 +16,35 @@ type Groups[K comparable] struct {
 	list []Group[K]
 	idx  map[K]int
 	n    int // metrics added since Reset: the position of the next one
+	last int // the group of the metric added last; -1 or anything when none
 }
 
 // Add appends m, the batch's next metric, to the group of key, making the group on first
 // use. Every metric of the batch is added once, in order, so each knows its position.
 func (g *Groups[K]) Add(key K, m morse.Metric) {
+	i := g.next(key)
+	g.list[i].Metrics = append(g.list[i].Metrics, m)
+}
+
+// AddPosition is Add for an output that reads only the positions: the batch's next metric
+// goes to the group of key, whose Metrics stay empty, which spares a copy of each metric.
+func (g *Groups[K]) AddPosition(key K) { g.next(key) }
+
+// next books the next position in the group of key and returns the group's index. Metrics
+// of one key mostly come in runs, so the map is only read when the key changes.
+func (g *Groups[K]) next(key K) int {
+	i := g.last
+	if g.n == 0 || g.list[i].Key != key {
+		i = g.find(key)
+		g.last = i
+	}
+	g.list[i].Positions = append(g.list[i].Positions, g.n)
+	g.n++
+	return i
+}
+
+// find returns the index of the group of key, made on first use.
+func (g *Groups[K]) find(key K) int {
 	if g.idx == nil {
 		g.idx = map[K]int{}
 	}
@@ -35,9 +59,7 @@ func (g *Groups[K]) Add(key K, m morse.Metric) {
 			g.list = append(g.list, Group[K]{Key: key})
 		}
 	}
-	g.list[i].Metrics = append(g.list[i].Metrics, m)
-	g.list[i].Positions = append(g.list[i].Positions, g.n)
-	g.n++
+	return i
 }
 
 // List returns the groups in the order their keys first appeared.

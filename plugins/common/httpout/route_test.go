@@ -47,6 +47,26 @@ func TestGroups(t *testing.T) {
 	require.Equal(t, "z", g.List()[0].Key, "a reused group takes its new key: "+strconv.Itoa(len(g.List())))
 }
 
+// TestGroupsPositions: runs of one key, a key seen again after others, and positions only.
+func TestGroupsPositions(t *testing.T) {
+	var g Groups[string]
+	for round := range 2 {
+		g.Reset()
+		for _, k := range []string{"a", "a", "b", "b", "b", "a", "c", "c", "a"} {
+			g.AddPosition(k)
+		}
+		got := map[string][]int{}
+		var order []string
+		for _, grp := range g.List() {
+			order = append(order, grp.Key)
+			got[grp.Key] = grp.Positions
+			require.Empty(t, grp.Metrics, "positions only")
+		}
+		require.Equal(t, []string{"a", "b", "c"}, order, "round %d", round)
+		require.Equal(t, map[string][]int{"a": {0, 1, 5, 8}, "b": {2, 3, 4}, "c": {6, 7}}, got, "round %d", round)
+	}
+}
+
 // TestByTag: metrics go to their tag's value, the others (no tag, an empty one) to the
 // default, in the batch's order with their positions; no tag name sends all to the default.
 func TestByTag(t *testing.T) {

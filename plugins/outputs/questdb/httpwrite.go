@@ -64,7 +64,7 @@ func (o *QuestDB) tlsConfig(s settings) (*tls.Config, error) {
 func (o *QuestDB) writeHTTP(ctx context.Context, s *scratch, batch []morse.Metric) error {
 	for _, g := range s.groupByTable(batch) {
 		s.text, s.lines = s.text[:0], s.lines[:0]
-		o.serialize(s, batch, g.idx, nil)
+		o.serialize(s, batch, g.Positions, nil)
 		if err := o.writeLines(ctx, s, batch, s.lines); err != nil {
 			return err
 		}
