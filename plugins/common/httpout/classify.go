@@ -1,9 +1,12 @@
 package httpout
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -109,4 +112,24 @@ func (e *StatusError) Error() string {
 // unauthorized_retry_max_age to it.
 func (e *StatusError) Is(target error) bool {
 	return target == morse.ErrUnauthorized && Unauthorized(e.StatusCode)
+}
+
+// MaxMessage bounds what is kept of a server's message, for errors and logs.
+const MaxMessage = 64 << 10
+
+// ReadAnswer reads at most limit bytes of an answer's body and then drains up to MaxMessage
+// more, so that the connection can be reused; an answer longer than that is left unread
+// and its connection closed when the body is.
+func ReadAnswer(body io.Reader, limit int64) []byte {
+	b, _ := io.ReadAll(io.LimitReader(body, limit))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, MaxMessage))
+	return b
+}
+
+// NewStatusError reads resp's body (at most MaxMessage of it, as text) into a StatusError
+// for url, the endpoint without credentials.
+func NewStatusError(url string, resp *http.Response) *StatusError {
+	msg := ReadAnswer(resp.Body, MaxMessage)
+	return &StatusError{StatusCode: resp.StatusCode, URL: url,
+		Message: strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "")}
 }

@@ -1,9 +1,14 @@
 package httpout
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +72,41 @@ func TestClassify(t *testing.T) {
 	}
 	require.Equal(t, "http://db.example/write: 503: Service Unavailable", (&StatusError{StatusCode: 503, URL: "http://db.example/write"}).Error())
 	require.Equal(t, "u: 400: bad line", (&StatusError{StatusCode: 400, URL: "u", Message: "bad line"}).Error())
+}
+
+// TestNewStatusError: the message is the start of the answer's body, and the rest is drained
+// so that the next request reuses the connection; an answer too long to drain is not.
+func TestNewStatusError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, " bad line "+strings.Repeat("x", n))
+	}))
+	defer srv.Close()
+	tr, err := NewTransport(Options{})
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+	get := func(n int) (*StatusError, bool) {
+		var reused bool
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		})
+		req, err := NewRequest(ctx, http.MethodPost, srv.URL+"/write?n="+strconv.Itoa(n), []byte("x"))
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		return NewStatusError("db", resp), reused
+	}
+	e, _ := get(0)
+	require.Equal(t, &StatusError{StatusCode: 400, URL: "db", Message: "bad line"}, e)
+	e, reused := get(100 << 10)
+	require.True(t, reused, "the short answer before was drained")
+	require.Len(t, e.Message, MaxMessage-1, "the body's first MaxMessage bytes, trimmed")
+	_, reused = get(0)
+	require.True(t, reused, "an answer of 100 KiB was drained")
+	get(MaxMessage * 3)
+	_, reused = get(0)
+	require.False(t, reused, "an answer of 192 KiB was not")
+	require.Empty(t, ReadAnswer(strings.NewReader("x"), 0))
 }

@@ -20,7 +20,8 @@
 //   - classify.go: what a status alone means (ClassOf, Classify), as the error types of
 //     package morse: morse.Retryable with the server's wait, morse.Permanent, TooLarge for a
 //     413 (ErrTooLarge); Unauthorized for an error type's match of morse.ErrUnauthorized;
-//     StatusError, the error of a server that says no more than a status and a message.
+//     StatusError, the error of a server that says no more than a status and a message, and
+//     NewStatusError; ReadAnswer, an answer's body read within a bound and drained.
 //   - failover.go: Failover, which of several URLs a write starts at.
 //   - route.go: Groups, a batch split by a key with each metric's position kept, and ByTag,
 //     by a tag's value (database_tag, bucket_tag).

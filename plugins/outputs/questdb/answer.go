@@ -3,7 +3,6 @@ package questdb
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -49,14 +48,10 @@ func (e *ServerError) Error() string {
 	return s
 }
 
-// maxAnswer bounds how much of an error body is read.
-const maxAnswer = 64 << 10
-
 // readAnswer reads a response; nil-free: a success gives a ServerError with a 2xx status.
 func readAnswer(url string, resp *http.Response) *ServerError {
 	e := &ServerError{StatusCode: resp.StatusCode, URL: url}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer)) // lets the connection be reused
+	body := httpout.ReadAnswer(resp.Body, httpout.MaxMessage)
 	if resp.StatusCode/100 == 2 {
 		return e
 	}
