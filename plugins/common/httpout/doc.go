@@ -30,6 +30,6 @@
 //
 // An output writes itself what is its server's own: its options struct (Telegraf's keys for
 // that plugin), the URL and query of a write, the headers that say what the body is, how it
-// reads an answer's body and what the server's words mean (its classify, which falls back on
-// ClassOf), and its error type. The package knows no serializer and no server.
+// decodes an answer's body and what the server's words mean (its classify, which falls back
+// on ClassOf), and its error type. The package knows no serializer and no server.
 package httpout
