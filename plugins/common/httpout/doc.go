@@ -15,7 +15,8 @@
 //     write in one piece; SetHeaders, the configured headers; Auth, basic or token
 //     credentials.
 //   - body.go: Body, the reusable buffers of one write's body, serialized by the output's
-//     own serializer and gzipped on demand; AppendGzip.
+//     own serializer and gzipped on demand; AppendGzip. The socket_writer output builds its
+//     batches with them too.
 //   - retryafter.go: RetryAfter, a server's Retry-After as a wait of at most MaxRetryAfter.
 //   - classify.go: what a status alone means (ClassOf, Classify), as the error types of
 //     package morse: morse.Retryable with the server's wait, morse.Permanent, TooLarge for a
