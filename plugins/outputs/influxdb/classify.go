@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // Drop reasons of this output beyond the shared ones in package morse.
@@ -94,7 +94,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 		return nil
 	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
 		// Before any message test: 401 says "unable to parse authentication credentials".
-		return morse.Retryable(serr, httpwrite.RetryAfter(a.header, time.Now()))
+		return morse.Retryable(serr, httpout.RetryAfter(a.header, time.Now()))
 	case a.status/100 == 4 && partialReport(msg) != "":
 		return partial(a, serr, batchLen)
 	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix) && a.v2:
@@ -116,7 +116,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	case a.status/100 == 4 && reasonOf(msg) != ReasonPartialWrite:
 		return morse.Permanent(reasonOf(msg), serr)
 	}
-	return morse.Retryable(serr, httpwrite.RetryAfter(a.header, time.Now()))
+	return morse.Retryable(serr, httpout.RetryAfter(a.header, time.Now()))
 }
 
 // partial builds the error of a partial write. The dropped points are the engine's N plus

@@ -24,9 +24,8 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/freelist"
-	"github.com/morse-agent/morse/internal/httpwrite"
 	"github.com/morse-agent/morse/internal/throttle"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
@@ -93,7 +92,7 @@ type InfluxDB struct {
 	client   *http.Client
 	targets  []target // parsed URLs, in order
 	ser      *influx.Serializer
-	failover httpwrite.Failover // writes start at the target that answered last
+	failover httpout.Failover // writes start at the target that answered last
 
 	// dbMu guards the bookkeeping of database creation, which concurrent writes share.
 	dbMu    sync.Mutex
@@ -189,7 +188,7 @@ func (o *InfluxDB) Validate() error {
 	default:
 		errs = append(errs, morse.Errorf("write_consistency", "%q: must be \"any\", \"one\", \"quorum\" or \"all\"", o.WriteConsistency))
 	}
-	if err := httpclient.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
+	if err := httpout.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
 		errs = append(errs, err)
 	}
 	if err := o.Config.Validate(); err != nil {
@@ -244,8 +243,8 @@ func (o *InfluxDB) Connect(ctx context.Context) error {
 }
 
 // transportOptions are the options of the HTTP transport to every URL.
-func (o *InfluxDB) transportOptions(tlsCfg *tls.Config) httpclient.Options {
-	return httpclient.Options{TLS: tlsCfg, Proxy: o.HTTPProxy, LocalAddress: o.LocalAddress}
+func (o *InfluxDB) transportOptions(tlsCfg *tls.Config) httpout.Options {
+	return httpout.Options{TLS: tlsCfg, Proxy: o.HTTPProxy, LocalAddress: o.LocalAddress}
 }
 
 // setup builds what Connect needs; it is also what a Write before Connect gets.
@@ -259,7 +258,7 @@ func (o *InfluxDB) setup() error {
 			return morse.Errorf("tls_enable", "is false, but %s asks for https", u.Redacted())
 		}
 	}
-	tr, err := httpclient.NewTransport(o.transportOptions(tlsCfg))
+	tr, err := httpout.NewTransport(o.transportOptions(tlsCfg))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
-	"github.com/morse-agent/morse/internal/tally"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // A request to InfluxDB 1.x reports only one of its failures: the points writer of 1.6
@@ -165,7 +165,7 @@ func (o *InfluxDB) writeByShardGroup(ctx context.Context, s *writeScratch, key r
 	}
 	groups := g.List()
 	o.logger().Debug("batch spans several shard groups; one request each", "groups", len(groups), "shard_group_duration", span)
-	return tally.EachGroup(groups, len(metrics), func(_ int64, ms []morse.Metric) error {
+	return httpout.EachGroup(groups, len(metrics), func(_ int64, ms []morse.Metric) error {
 		return o.writeSplit(ctx, s, key, ms, true)
 	})
 }

@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
-	"github.com/morse-agent/morse/internal/route"
-	"github.com/morse-agent/morse/internal/tally"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // routeKey is where a group of metrics goes.
@@ -48,7 +45,7 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
 	defer s.groups.Reset()
-	return tally.EachGroup(o.route(s, batch), len(batch), func(key routeKey, ms []morse.Metric) error {
+	return httpout.EachGroup(o.route(s, batch), len(batch), func(key routeKey, ms []morse.Metric) error {
 		return o.writeTo(ctx, s, key, ms)
 	})
 }
@@ -79,9 +76,9 @@ func (o *InfluxDB) MaxConcurrentWrites() int { return concurrentWrites }
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
 // form, and the groups of a routed batch. It is reused through the output's free list.
 type writeScratch struct {
-	body   httpwrite.Body
-	groups route.Groups[routeKey]
-	shards route.Groups[int64] // one key's metrics by shard group, see writeByShardGroup
+	body   httpout.Body
+	groups httpout.Groups[routeKey]
+	shards httpout.Groups[int64] // one key's metrics by shard group, see writeByShardGroup
 }
 
 func (o *InfluxDB) getScratch() *writeScratch { return o.scratch.Get() }
@@ -95,7 +92,7 @@ func (o *InfluxDB) putScratch(s *writeScratch) {
 
 // route splits the batch by the database and retention policy tags, keeping the order of
 // the batch within each group. The groups and their slices are reused between writes.
-func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []route.Group[routeKey] {
+func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []httpout.Group[routeKey] {
 	s.groups.Reset()
 	for _, m := range batch {
 		key := routeKey{o.Database, o.RetentionPolicy}
@@ -145,7 +142,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 		// A server or proxy may answer before it has read the body (401, 404, 413), and Go's
 		// transport may then still be sending it from these buffers after post returns. Later
 		// bodies (the halves, the next database, the next write) are built in new ones.
-		s.body = httpwrite.Body{}
+		s.body = httpout.Body{}
 	}
 	if mayCreate && !o.SkipDatabaseCreation && isReason(err, morse.ReasonDatabaseNotFound) {
 		if o.ensureDatabase(ctx, key.db) {
@@ -159,7 +156,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 	if serDropped == 0 || morse.Classify(err) == morse.OutcomeRetry {
 		return err
 	}
-	var t tally.Tally
+	var t httpout.Tally
 	t.Add(serErr, serDropped)
 	t.Add(err, lines)
 	return t.Err(len(metrics))
@@ -168,7 +165,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 // writeHalves writes each half of metrics, for a server that refused them all as too large.
 func (o *InfluxDB) writeHalves(ctx context.Context, s *writeScratch, key routeKey, metrics []morse.Metric) error {
 	o.logger().Debug("server refused the request as too large; splitting the batch", "metrics", len(metrics))
-	return tally.Halves(metrics, func(half []morse.Metric) error {
+	return httpout.Halves(metrics, func(half []morse.Metric) error {
 		return o.writeSplit(ctx, s, key, half, false)
 	})
 }
@@ -186,7 +183,7 @@ func (o *InfluxDB) WritesLines() bool {
 }
 
 // serialize writes metrics as line protocol into the write's buffers, gzipped when
-// content_encoding asks for it; see httpwrite.Body.Build.
+// content_encoding asks for it; see httpout.Body.Build.
 func (o *InfluxDB) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
 	return s.body.Build(metrics, o.ser.AppendMetric, o.prepare, o.ContentEncoding == "gzip")
 }
@@ -249,7 +246,7 @@ func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []b
 	u := *t.base
 	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/write", ""
 	u.RawQuery = rawQuery
-	req, err := httpclient.NewRequest(ctx, http.MethodPost, u.String(), body)
+	req, err := httpout.NewRequest(ctx, http.MethodPost, u.String(), body)
 	if err != nil {
 		return answer{}, err
 	}
@@ -276,14 +273,6 @@ func scanLimit(n int) int64 { return maxMessage + 8*int64(n) }
 func (o *InfluxDB) setHeaders(req *http.Request) {
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept", "application/json")
-	for k, v := range o.HTTPHeaders {
-		if strings.EqualFold(k, "Host") {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	if o.Username != "" || o.Password != "" {
-		req.SetBasicAuth(o.Username, string(o.Password))
-	}
+	httpout.SetHeaders(req, o.HTTPHeaders)
+	httpout.Auth{Username: o.Username, Password: o.Password}.Set(req)
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // maxMessage bounds the part of an error message that is kept, for logs and errors.
-const maxMessage = 64 << 10
+const maxMessage = httpout.MaxMessage
 
 // answer is what a server said to one write.
 type answer struct {
@@ -46,12 +48,10 @@ func answerLimit(n int) int64 { return maxMessage + 16*int64(n) }
 func readAnswer(status int, header http.Header, body io.Reader, limit int64) answer {
 	a := answer{status: status, header: header, lineErrors: -1}
 	if status/100 == 2 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(body, maxMessage))
+		httpout.ReadAnswer(body, 0)
 		return a
 	}
-	b, _ := io.ReadAll(io.LimitReader(body, limit+1))
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxMessage))
-	b = bytes.TrimSpace(b)
+	b := bytes.TrimSpace(httpout.ReadAnswer(body, limit+1))
 	var v struct {
 		Code    string      `json:"code"`
 		Message string      `json:"message"`

@@ -6,10 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // Drop reasons of this output beyond the shared ones in package morse.
@@ -17,7 +16,7 @@ const (
 	ReasonBucketNotFound       = "bucket_not_found"
 	ReasonOrganizationNotFound = "organization_not_found"
 	ReasonNotFound             = "not_found" // a "not found" of the v2 API that names neither
-	ReasonTooLarge             = "request_too_large"
+	ReasonTooLarge             = httpout.ReasonTooLarge
 	ReasonInvalid              = "invalid"              // the v2 API's "invalid", not a parse error
 	ReasonUnprocessable        = "unprocessable_entity" // the v2 API's, not a partial write
 	ReasonFieldTooLong         = "field_too_long"
@@ -38,8 +37,7 @@ type ServerError struct {
 // Is reports a 401 or 403 as morse.ErrUnauthorized, so that the batch writer applies
 // unauthorized_retry_max_age to it.
 func (e *ServerError) Is(target error) bool {
-	return target == morse.ErrUnauthorized &&
-		(e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == morse.ErrUnauthorized && httpout.Unauthorized(e.StatusCode)
 }
 
 // Error names the endpoint, the bucket, the status and the server's message.
@@ -55,8 +53,6 @@ func (e *ServerError) Error() string {
 }
 
 var (
-	// errTooLarge marks a 413: the piece must be written in halves (see writePiece).
-	errTooLarge = errors.New("request body too large for the server")
 	// errUncounted marks a partial write whose rejected lines the server did not count:
 	// the halves are written to count them (see writePiece).
 	errUncounted = errors.New("partial write without a count of the rejected lines")
@@ -77,7 +73,7 @@ const (
 //	answer                                                    result
 //	2xx                                                       nil (stored)
 //	401, 403 (unauthorized, forbidden)                        retryable: the token can be fixed
-//	413 (request too large)                                   halves (errTooLarge); one line: permanent request_too_large
+//	413 (request too large)                                   halves (httpout.ErrTooLarge); one line: permanent request_too_large
 //	429, 503 (too many requests, unavailable)                 retryable after Retry-After
 //	"partial write of line protocol occurred" + data (3.0-3.4) partial, each listed line at its position, under its own reason
 //	"partial write of line protocol occurred", no data (3.5+) halves, to count (errUncounted)
@@ -96,14 +92,13 @@ func classify(a answer, url, bucket string, n int) error {
 		return nil
 	}
 	serr := &ServerError{StatusCode: a.status, Code: a.code, Message: a.msg, URL: url, Bucket: bucket}
-	after := httpwrite.RetryAfter(a.header, time.Now())
 	switch {
-	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
-		return morse.Retryable(serr, after)
+	case httpout.Unauthorized(a.status):
+		return httpout.Retryable(serr, a.header)
 	case a.status == http.StatusRequestEntityTooLarge:
-		return morse.Permanent(ReasonTooLarge, fmt.Errorf("%w: %w", errTooLarge, serr))
+		return httpout.TooLarge(serr)
 	case a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable:
-		return morse.Retryable(serr, after)
+		return httpout.Retryable(serr, a.header)
 	case strings.Contains(a.msg, v3Partial):
 		if a.lineErrors < 0 {
 			return morse.Permanent(ReasonPartialWrite, fmt.Errorf("%w: %w", errUncounted, serr))
@@ -120,7 +115,7 @@ func classify(a answer, url, bucket string, n int) error {
 			return err
 		}
 	}
-	return morse.Retryable(serr, after)
+	return httpout.Retryable(serr, a.header)
 }
 
 // isV2Partial reports an InfluxDB 1.x or 2.x partial write. 2.0.0 to 2.0.3 sent it as a 500

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // verdict is what classify made of an answer, in comparable form.
@@ -36,7 +37,7 @@ func verdictOf(err error) verdict {
 	case errors.As(err, &re):
 		v.retryAfter = re.RetryAfter
 	}
-	v.split = errors.Is(err, errTooLarge) || errors.Is(err, errUncounted)
+	v.split = errors.Is(err, httpout.ErrTooLarge) || errors.Is(err, errUncounted)
 	var rej *morse.RejectedError
 	v.rejected = errors.As(err, &rej)
 	return v

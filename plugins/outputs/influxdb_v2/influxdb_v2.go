@@ -22,8 +22,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/freelist"
-	"github.com/morse-agent/morse/internal/httpwrite"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 )
@@ -91,8 +90,8 @@ type InfluxDBv2 struct {
 	ready    bool
 	targets  []*target
 	ser      *influx.Serializer
-	failover httpwrite.Failover // writes start at the target that answered last
-	warned   bool               // the warnings of Init were logged
+	failover httpout.Failover // writes start at the target that answered last
+	warned   bool             // the warnings of Init were logged
 
 	// scratch keeps the buffers of the writes in flight for the writes after them: one set
 	// per write in flight, however many collections pass (see internal/freelist).
@@ -144,7 +143,7 @@ func (o *InfluxDBv2) Validate() error {
 			errs = append(errs, morse.Errorf("urls", "entry %d: %v", i+1, err))
 		}
 	}
-	if err := httpclient.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
+	if err := httpout.ValidateRequest(time.Duration(o.Timeout), o.ContentEncoding, o.HTTPHeaders); err != nil {
 		errs = append(errs, err)
 	}
 	if err := o.transportOptions(nil).Validate(); err != nil {

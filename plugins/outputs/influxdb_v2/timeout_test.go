@@ -10,6 +10,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // TestWriteTimeoutBoundsTheWriter: the batch writer bounds each write by the timeout option
@@ -44,5 +45,5 @@ func TestEarly413(t *testing.T) {
 	err := o.Write(ctxT(t), batch)
 	require.NoError(t, err)
 	require.Equal(t, linesOf(t, batch), st.distinct())
-	require.False(t, errors.Is(err, errTooLarge))
+	require.False(t, errors.Is(err, httpout.ErrTooLarge))
 }

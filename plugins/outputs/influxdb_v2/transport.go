@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // transportOptions are the options of the HTTP transport to every URL.
-func (o *InfluxDBv2) transportOptions(tlsCfg *tls.Config) httpclient.Options {
-	return httpclient.Options{
+func (o *InfluxDBv2) transportOptions(tlsCfg *tls.Config) httpout.Options {
+	return httpout.Options{
 		TLS: tlsCfg, Proxy: o.HTTPProxy, LocalAddress: o.LocalAddress,
 		ReadIdleTimeout: time.Duration(o.ReadIdleTimeout), PingTimeout: time.Duration(o.PingTimeout),
 	}
@@ -39,7 +39,7 @@ func (o *InfluxDBv2) newTarget(u *url.URL, tlsCfg *tls.Config) (*target, error) 
 	if o.Config.Disabled() && u.Scheme == "https" {
 		return nil, morse.Errorf("tls_enable", "is false, but %s asks for https", redactURL(u))
 	}
-	tr, err := httpclient.NewTransport(o.transportOptions(tlsCfg))
+	tr, err := httpout.NewTransport(o.transportOptions(tlsCfg))
 	if err != nil {
 		return nil, err
 	}

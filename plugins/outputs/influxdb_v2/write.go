@@ -11,10 +11,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
-	"github.com/morse-agent/morse/internal/route"
-	"github.com/morse-agent/morse/internal/tally"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // Write sends the batch, one request per bucket, and returns nil, a
@@ -48,7 +45,7 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
 	defer s.groups.Reset()
-	return tally.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
+	return httpout.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
 		return o.writeBucket(ctx, s, key, ms)
 	})
 }
@@ -68,8 +65,8 @@ const minWriteTimeout = 30 * time.Second
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
 // form, and the groups of a routed batch. It is reused through the output's free list.
 type writeScratch struct {
-	body   httpwrite.Body
-	groups route.Groups[string]
+	body   httpout.Body
+	groups httpout.Groups[string]
 }
 
 func (o *InfluxDBv2) getScratch() *writeScratch { return o.scratch.Get() }
@@ -86,16 +83,8 @@ func (o *InfluxDBv2) putScratch(s *writeScratch) {
 const maxKeptScratch = 16
 
 // route splits the batch by the bucket tag; metrics without it go to bucket.
-func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []route.Group[string] {
-	s.groups.Reset()
-	for _, m := range batch {
-		bucket := o.Bucket
-		if v, ok := m.Tag(o.BucketTag); ok && v != "" {
-			bucket = v
-		}
-		s.groups.Add(bucket, m)
-	}
-	return s.groups.List()
+func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []httpout.Group[string] {
+	return httpout.ByTag(&s.groups, batch, o.BucketTag, o.Bucket)
 }
 
 // search bounds the extra requests spent on one bucket's metrics to find the lines that a
@@ -141,10 +130,10 @@ func (o *InfluxDBv2) writePiece(ctx context.Context, s *writeScratch, sr *search
 		// and Go's transport may then still be sending it after post returns, from these
 		// buffers. Later bodies (the halves, the next bucket, the next write) are built in
 		// new ones; the old ones are the transport's until it lets go of them.
-		s.body = httpwrite.Body{}
+		s.body = httpout.Body{}
 	}
 	switch {
-	case len(metrics) > 1 && errors.Is(err, errTooLarge):
+	case len(metrics) > 1 && errors.Is(err, httpout.ErrTooLarge):
 		o.logger().Debug("server refused the request as too large; writing the halves", "metrics", len(metrics))
 		return o.writeHalves(ctx, s, sr, bucket, metrics)
 	case len(metrics) > 1 && errors.Is(err, errUncounted):
@@ -179,22 +168,22 @@ func withUnserializable(n int, bad []int, serErr, err error) error {
 		}
 		good = append(good, i)
 	}
-	var t tally.Tally
+	var t httpout.Tally
 	t.AddAt(serErr, bad)
 	t.AddAt(err, good)
 	return t.Err(n)
 }
 
 // writeHalves writes each half of metrics and adds up the outcomes by position; a retryable
-// outcome, or a refusal because of some lines, decides the whole piece (tally.Each).
+// outcome, or a refusal because of some lines, decides the whole piece (httpout.Each).
 func (o *InfluxDBv2) writeHalves(ctx context.Context, s *writeScratch, sr *search, bucket string, metrics []morse.Metric) error {
-	return tally.Halves(metrics, func(half []morse.Metric) error {
+	return httpout.Halves(metrics, func(half []morse.Metric) error {
 		return o.writePiece(ctx, s, sr, bucket, half)
 	})
 }
 
 // serialize writes metrics as line protocol into the write's buffers, gzipped when
-// content_encoding asks for it; see httpwrite.Body.Build.
+// content_encoding asks for it; see httpout.Body.Build.
 func (o *InfluxDBv2) serialize(s *writeScratch, metrics []morse.Metric) (body []byte, dropped int, first error) {
 	return s.body.Build(metrics, o.ser.AppendMetric, o.prepare, o.ContentEncoding != "identity")
 }
@@ -240,7 +229,7 @@ func (o *InfluxDBv2) send(ctx context.Context, t *target, bucket string, body []
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.Timeout))
 		defer cancel()
 	}
-	req, err := httpclient.NewRequest(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), body)
+	req, err := httpout.NewRequest(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), body)
 	if err != nil {
 		return answer{}, err
 	}
@@ -263,14 +252,6 @@ func (o *InfluxDBv2) setHeaders(req *http.Request) {
 	}
 	h.Set("User-Agent", o.UserAgent)
 	h.Set("Accept", "application/json")
-	if o.Token != "" {
-		h.Set("Authorization", "Token "+string(o.Token))
-	}
-	for k, v := range o.HTTPHeaders {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			req.Host = v
-			continue
-		}
-		h.Set(k, v)
-	}
+	httpout.Auth{Scheme: "Token", Token: o.Token}.Set(req)
+	httpout.SetHeaders(req, o.HTTPHeaders)
 }

@@ -3,14 +3,13 @@ package questdb
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // ServerError is an answer of QuestDB's /write other than success, with the fields of its
@@ -33,7 +32,7 @@ type ServerError struct {
 // Is makes a 401 or 403 match morse.ErrUnauthorized, so that unauthorized_retry_max_age
 // applies to it.
 func (e *ServerError) Is(target error) bool {
-	return target == morse.ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == morse.ErrUnauthorized && httpout.Unauthorized(e.StatusCode)
 }
 
 // Error names the endpoint, the status and QuestDB's words.
@@ -49,14 +48,10 @@ func (e *ServerError) Error() string {
 	return s
 }
 
-// maxAnswer bounds how much of an error body is read.
-const maxAnswer = 64 << 10
-
 // readAnswer reads a response; nil-free: a success gives a ServerError with a 2xx status.
 func readAnswer(url string, resp *http.Response) *ServerError {
 	e := &ServerError{StatusCode: resp.StatusCode, URL: url}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer)) // lets the connection be reused
+	body := httpout.ReadAnswer(resp.Body, httpout.MaxMessage)
 	if resp.StatusCode/100 == 2 {
 		return e
 	}
@@ -71,7 +66,7 @@ func readAnswer(url string, resp *http.Response) *ServerError {
 	} else {
 		e.Message = strings.TrimSpace(string(body))
 	}
-	e.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	e.retryAfter = httpout.RetryAfter(resp.Header, time.Now())
 	return e
 }
 
@@ -147,22 +142,4 @@ func lineReason(msg string) string {
 		return ReasonUnsupportedValue
 	}
 	return morse.ReasonUnableToParse
-}
-
-// maxRetryAfter caps a server's Retry-After, so that a bogus answer cannot park the output.
-const maxRetryAfter = time.Hour
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date. Zero means none.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return min(max(time.Duration(n)*time.Second, 0), maxRetryAfter)
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), maxRetryAfter)
-	}
-	return 0
 }

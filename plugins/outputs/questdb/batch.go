@@ -5,17 +5,17 @@ import (
 	"strings"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // scratch is what one write in flight needs of its own, reused through the output's pool so
 // that a steady stream of batches does not allocate.
 type scratch struct {
-	text    []byte  // the serialized lines
-	lines   []line  // where each line is in text, and which metric it came from
-	body    []byte  // a request body assembled from lines that are not contiguous
-	groups  []group // the batch split by table
-	byTable map[string]int
-	keys    []string // validation scratch
+	text    []byte                 // the serialized lines
+	lines   []line                 // where each line is in text, and which metric it came from
+	body    []byte                 // a request body assembled from lines that are not contiguous
+	groups  httpout.Groups[string] // the batch split by table
+	keys    []string               // validation scratch
 	shape   shape
 	dropped LineErrors
 }
@@ -23,19 +23,7 @@ type scratch struct {
 // line is one serialized metric: text[start:end] came from batch[idx].
 type line struct{ idx, start, end int }
 
-// group is the metrics of a batch that go to one table, by index, in batch order.
-type group struct {
-	table string
-	idx   []int
-}
-
-func (o *QuestDB) getScratch() *scratch {
-	s := o.scratch.Get()
-	if s.byTable == nil {
-		s.byTable = map[string]int{}
-	}
-	return s
-}
+func (o *QuestDB) getScratch() *scratch { return o.scratch.Get() }
 
 // maxKeptBytes is how many bytes of serialized lines and request body a scratch may hold
 // and still be kept for later writes: enough for batches of 10,000 ordinary lines.
@@ -51,11 +39,7 @@ func (o *QuestDB) putScratch(s *scratch) {
 
 func (s *scratch) reset() {
 	s.text, s.lines, s.body, s.dropped = s.text[:0], s.lines[:0], s.body[:0], s.dropped[:0]
-	for i := range s.groups {
-		s.groups[i].idx = s.groups[i].idx[:0]
-	}
-	s.groups = s.groups[:0]
-	clear(s.byTable)
+	s.groups.Reset()
 	s.shape.reset()
 }
 
@@ -133,32 +117,14 @@ func mayBreak(m morse.Metric) bool {
 }
 
 // groupByTable splits the batch by measurement, keeping batch order within each table.
-// A line metric's name is read from its text, so it is not expanded. Metrics of one table
-// mostly come in runs, so the map is only consulted when the table changes.
-func (s *scratch) groupByTable(batch []morse.Metric) []group {
-	last, g := "", -1
-	for i, m := range batch {
-		table := tableKey(m)
-		if g >= 0 && table == last {
-			s.groups[g].idx = append(s.groups[g].idx, i)
-			continue
-		}
-		var ok bool
-		g, ok = s.byTable[table]
-		last = table
-		if !ok {
-			g = len(s.groups)
-			s.byTable[table] = g
-			if g < cap(s.groups) {
-				s.groups = s.groups[:g+1]
-				s.groups[g].table = table
-			} else {
-				s.groups = append(s.groups, group{table: table})
-			}
-		}
-		s.groups[g].idx = append(s.groups[g].idx, i)
+// A line metric's name is read from its text, so it is not expanded. Only the positions are
+// kept: the lines are serialized from the batch.
+func (s *scratch) groupByTable(batch []morse.Metric) []httpout.Group[string] {
+	s.groups.Reset()
+	for _, m := range batch {
+		s.groups.AddPosition(tableKey(m))
 	}
-	return s.groups
+	return s.groups.List()
 }
 
 // tableKey is the metric's table as written in line protocol. QuestDB compares table names

@@ -188,7 +188,7 @@ func BenchmarkPrepare(b *testing.B) {
 			for b.Loop() {
 				s.reset()
 				for _, g := range s.groupByTable(batch) {
-					o.serialize(s, batch, g.idx, &sch)
+					o.serialize(s, batch, g.Positions, &sch)
 				}
 				sch.staged = sch.staged[:0]
 			}
@@ -221,7 +221,7 @@ func BenchmarkPrepareAfterIdle(b *testing.B) {
 				cpu0, start := processCPU(b), time.Now()
 				s.reset()
 				for _, g := range s.groupByTable(batch) {
-					o.serialize(s, batch, g.idx, &sch)
+					o.serialize(s, batch, g.Positions, &sch)
 				}
 				sch.staged = sch.staged[:0]
 				wall += time.Since(start)

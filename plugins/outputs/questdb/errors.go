@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // Drop reasons of this output beyond the shared ones in package morse.
@@ -23,7 +24,7 @@ const (
 	// tables (line.auto.create.new.tables=false), as InfluxDB's database_not_found.
 	ReasonTableNotFound = "table_not_found"
 	// ReasonTooLarge: one line alone is larger than QuestDB takes in one request.
-	ReasonTooLarge = "request_too_large"
+	ReasonTooLarge = httpout.ReasonTooLarge
 )
 
 // LineError names one metric of a batch that QuestDB refused, or that this output refused

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -49,6 +50,15 @@ func TestAnswersNoLocalServerGives(t *testing.T) {
 				return 503, "busy", http.Header{"Retry-After": {"7"}}
 			},
 			outcome: morse.OutcomeRetry, after: 7 * time.Second, posts: 1,
+		},
+		{
+			// 9.3e9 s is past what a time.Duration holds: the wait is capped, not overflowed
+			// into none.
+			name: "503 with a Retry-After too long for a Duration",
+			answer: func([]byte) (int, string, http.Header) {
+				return 503, "busy", http.Header{"Retry-After": {"9300000000"}}
+			},
+			outcome: morse.OutcomeRetry, after: httpout.MaxRetryAfter, posts: 1,
 		},
 		{
 			name: "500",

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/common/httpclient"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 )
 
 // setupHTTP builds the client for ILP over HTTP; o.mu is held.
 func (o *QuestDB) setupHTTP(s settings, tlsCfg *tls.Config) error {
-	tr, err := httpclient.NewTransport(httpclient.Options{TLS: tlsCfg})
+	tr, err := httpout.NewTransport(httpout.Options{TLS: tlsCfg})
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (o *QuestDB) tlsConfig(s settings) (*tls.Config, error) {
 func (o *QuestDB) writeHTTP(ctx context.Context, s *scratch, batch []morse.Metric) error {
 	for _, g := range s.groupByTable(batch) {
 		s.text, s.lines = s.text[:0], s.lines[:0]
-		o.serialize(s, batch, g.idx, nil)
+		o.serialize(s, batch, g.Positions, nil)
 		if err := o.writeLines(ctx, s, batch, s.lines); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := httpclient.NewRequest(ctx, http.MethodPost, o.url, body)
+	req, err := httpout.NewRequest(ctx, http.MethodPost, o.url, body)
 	if err != nil {
 		return nil, err
 	}
@@ -140,12 +140,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	if o.UserAgent != "" {
 		req.Header.Set("User-Agent", o.UserAgent)
 	}
-	switch {
-	case o.set.token != "":
-		req.Header.Set("Authorization", "Bearer "+o.set.token)
-	case o.set.username != "":
-		req.SetBasicAuth(o.set.username, o.set.password)
-	}
+	httpout.Auth{Username: o.set.username, Password: morse.Secret(o.set.password), Scheme: "Bearer", Token: morse.Secret(o.set.token)}.Set(req)
 	resp, err := o.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {

@@ -214,8 +214,7 @@ func TestSampleConfig(t *testing.T) {
 func TestScratchKeptAndReady(t *testing.T) {
 	var o QuestDB
 	s := o.getScratch()
-	require.NotNil(t, s.byTable, "ready to group by table")
-	s.byTable["cpu"] = 0
+	s.groups.AddPosition("cpu")
 	o.putScratch(s)
 	require.Same(t, s, o.getScratch())
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/httpwrite"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // ReasonDatagramTooLarge counts metrics whose datagram the socket refused as too large
@@ -118,7 +118,7 @@ func (d drops) err() error {
 type stream struct {
 	conn net.Conn
 	zip  bool
-	body httpwrite.Body
+	body httpout.Body
 	zbuf []byte
 }
 
@@ -135,7 +135,7 @@ func (s *stream) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 		return d, nil
 	}
 	if s.zip {
-		s.zbuf = httpwrite.AppendGzip(s.zbuf[:0], body)
+		s.zbuf = httpout.AppendGzip(s.zbuf[:0], body)
 		body = s.zbuf
 	}
 	_, err := s.conn.Write(body)
@@ -177,7 +177,7 @@ func (d *datagram) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 		d.buf = line
 		payload := line
 		if d.zip {
-			d.zbuf = httpwrite.AppendGzip(d.zbuf[:0], line)
+			d.zbuf = httpout.AppendGzip(d.zbuf[:0], line)
 			payload = d.zbuf
 		}
 		if _, err := d.conn.Write(payload); err != nil {

@@ -1,13 +1,9 @@
-// Package tally adds up the outcomes of the pieces of one batch: an output that splits a
-// batch into several requests (one per database or bucket, or halves of a request the
-// server found too large) reports one result for the batch, with exact counts.
-package tally
+package httpout
 
 import (
 	"errors"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/route"
 )
 
 // Tally books the outcome of each piece. The zero value is ready. A retryable outcome is
@@ -170,7 +166,7 @@ func Each(pieces [][]morse.Metric, write func([]morse.Metric) error) error {
 
 // EachGroup writes every group of a routed batch of n metrics with write, in order, and
 // adds up the outcomes with the groups' positions, as Each does.
-func EachGroup[K comparable](groups []route.Group[K], n int, write func(K, []morse.Metric) error) error {
+func EachGroup[K comparable](groups []Group[K], n int, write func(K, []morse.Metric) error) error {
 	var t Tally
 	for _, g := range groups {
 		if err := t.settle(write(g.Key, g.Metrics), g.Positions); err != nil {

@@ -1,12 +1,14 @@
-package httpclient
+package httpout
 
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,42 @@ func TestNewRequestThroughTheTransport(t *testing.T) {
 	req, err := NewRequest(context.Background(), http.MethodPost, srv.URL+"/write", nil)
 	require.NoError(t, err)
 	require.Equal(t, http.NoBody, req.Body, "an empty body is none")
+}
+
+// TestHeadersAndAuth: what a server receives from SetHeaders and Auth: the configured
+// headers over those set before, Host as the request's host, a token over basic auth, basic
+// auth with only a password, and nothing from the zero Auth.
+func TestHeadersAndAuth(t *testing.T) {
+	type got struct {
+		host, auth, custom, ctype string
+	}
+	seen := make(chan got, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- got{r.Host, r.Header.Get("Authorization"), r.Header.Get("X-Custom"), r.Header.Get("Content-Type")}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	send := func(auth Auth, headers map[string]string) got {
+		req, err := NewRequest(context.Background(), http.MethodPost, srv.URL+"/write", []byte("x"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "text/plain")
+		auth.Set(req)
+		SetHeaders(req, headers)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		return <-seen
+	}
+	g := send(Auth{Username: "u", Password: "p", Scheme: "Token", Token: "t"},
+		map[string]string{"host": "db.example", "X-Custom": "v", "content-type": "application/json"})
+	require.Equal(t, got{"db.example", "Token t", "v", "application/json"}, g)
+
+	g = send(Auth{Password: "p"}, nil)
+	require.Equal(t, "Basic "+base64.StdEncoding.EncodeToString([]byte(":p")), g.auth)
+	require.Equal(t, strings.TrimPrefix(srv.URL, "http://"), g.host)
+
+	g = send(Auth{Scheme: "Bearer"}, map[string]string{"Authorization": "Custom c"})
+	require.Equal(t, "Custom c", g.auth, "no credentials set: a configured header goes through")
+	g = send(Auth{}, nil)
+	require.Empty(t, g.auth)
 }

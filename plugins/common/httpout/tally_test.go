@@ -1,4 +1,4 @@
-package tally
+package httpout
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/route"
 )
 
 func TestTally(t *testing.T) {
@@ -137,7 +136,7 @@ func TestHalves(t *testing.T) {
 // batch writer searches it; a refusal naming no line is handed back as it is.
 func TestRejectedPieceDecidesTheBatch(t *testing.T) {
 	ms := make([]morse.Metric, 6)
-	groups := []route.Group[string]{
+	groups := []Group[string]{
 		{Key: "a", Metrics: ms[:2], Positions: []int{0, 3}},
 		{Key: "b", Metrics: ms[2:], Positions: []int{1, 2, 4, 5}},
 	}

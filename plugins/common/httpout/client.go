@@ -1,8 +1,4 @@
-// Package httpclient builds the HTTP transport of an output that writes over HTTP, from the
-// options that Telegraf's HTTP outputs share: http_proxy, local_address, the HTTP/2 health
-// check, and the client TLS of plugins/common/tlsclient. Each output keeps its own option
-// fields, with Telegraf's names, and hands their values over in Options.
-package httpclient
+package httpout
 
 import (
 	"context"
@@ -23,9 +19,13 @@ import (
 type Options struct {
 	// TLS is the client TLS; nil leaves https on Go's verified defaults.
 	TLS *tls.Config
-	// Proxy is http_proxy, the proxy's URL. Empty takes the proxy from the environment
-	// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as Go's default transport does.
+	// Proxy is http_proxy (or http_proxy_url), the proxy's URL. Empty takes the proxy from
+	// the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as Go's default transport does,
+	// unless NoEnvironmentProxy.
 	Proxy string
+	// NoEnvironmentProxy, with Proxy empty, connects directly whatever the environment says:
+	// Telegraf's plugins/common/http without use_system_proxy.
+	NoEnvironmentProxy bool
 	// LocalAddress is local_address: the IP address or host name, with or without a port,
 	// that connections leave from. Empty lets the system choose.
 	LocalAddress string
@@ -33,6 +33,13 @@ type Options struct {
 	// check: a ping after ReadIdleTimeout of silence, and the connection closed when no
 	// answer comes within PingTimeout.
 	ReadIdleTimeout, PingTimeout time.Duration
+	// IdleConnTimeout, MaxIdleConns and MaxIdleConnsPerHost are idle_conn_timeout,
+	// max_idle_conn and max_idle_conn_per_host; zero keeps Go's defaults (90 s, 100, 2).
+	IdleConnTimeout                   time.Duration
+	MaxIdleConns, MaxIdleConnsPerHost int
+	// ResponseHeaderTimeout is response_timeout: how long to wait for an answer's headers
+	// once the request is sent. Zero: no bound but the request's own.
+	ResponseHeaderTimeout time.Duration
 }
 
 // The dialer's bounds, those of Go's default transport.
@@ -51,6 +58,18 @@ func (o Options) Validate() error {
 	}
 	if _, err := ParseLocalAddress(o.LocalAddress); err != nil {
 		errs = append(errs, morse.Errorf("local_address", "%v", err))
+	}
+	if o.IdleConnTimeout < 0 {
+		errs = append(errs, morse.Errorf("idle_conn_timeout", "must not be negative, got %s", morse.Duration(o.IdleConnTimeout)))
+	}
+	if o.MaxIdleConns < 0 {
+		errs = append(errs, morse.Errorf("max_idle_conn", "must not be negative, got %d", o.MaxIdleConns))
+	}
+	if o.MaxIdleConnsPerHost < 0 {
+		errs = append(errs, morse.Errorf("max_idle_conn_per_host", "must not be negative, got %d", o.MaxIdleConnsPerHost))
+	}
+	if o.ResponseHeaderTimeout < 0 {
+		errs = append(errs, morse.Errorf("response_timeout", "must not be negative, got %s", morse.Duration(o.ResponseHeaderTimeout)))
 	}
 	return errors.Join(errs...)
 }
@@ -77,7 +96,7 @@ func ValidateRequest(timeout time.Duration, contentEncoding string, headers map[
 
 // NewTransport returns a copy of Go's default transport with the options applied, whose
 // connections write the bodies of NewRequest in one piece. Its errors name the option at
-// fault.
+// fault; a negative bound or count, which Validate refuses, is taken as unset.
 func NewTransport(o Options) (*http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = o.TLS
@@ -87,7 +106,19 @@ func NewTransport(o Options) (*http.Transport, error) {
 			return nil, morse.Errorf("http_proxy", "%v", err)
 		}
 		tr.Proxy = http.ProxyURL(p)
+	} else if o.NoEnvironmentProxy {
+		tr.Proxy = nil
 	}
+	if o.IdleConnTimeout > 0 {
+		tr.IdleConnTimeout = o.IdleConnTimeout
+	}
+	if o.MaxIdleConns > 0 {
+		tr.MaxIdleConns = o.MaxIdleConns
+	}
+	if o.MaxIdleConnsPerHost > 0 {
+		tr.MaxIdleConnsPerHost = o.MaxIdleConnsPerHost
+	}
+	tr.ResponseHeaderTimeout = o.ResponseHeaderTimeout
 	local, err := ParseLocalAddress(o.LocalAddress)
 	if err != nil {
 		return nil, morse.Errorf("local_address", "%v", err)

@@ -1,4 +1,4 @@
-package httpclient
+package httpout
 
 import (
 	"crypto/tls"
