@@ -32,11 +32,14 @@ func TestDiskBufferDirectoryRemoved(t *testing.T) {
 	var logs testutil.Logs
 	var ev evictions
 	b := newTestDiskBuffer(t, 10000, ev.eviction(false),
-		DiskOptions{Dir: dir, SyncInterval: 5 * time.Millisecond, SegmentBytes: 1 << 10, Logger: logs.Logger()})
+		DiskOptions{Dir: dir, SyncInterval: time.Hour, SegmentBytes: 1 << 10, Logger: logs.Logger()})
 	addSeq(b, 0, 1000, 10)
 	batch := b.Batch(nil, 100)
 	require.Equal(t, testutil.SeqRange(0, 100), testutil.Seqs(batch))
+	// The check runs when the test says, not on a timer that could make the directory
+	// again while RemoveAll is still emptying it.
 	require.NoError(t, os.RemoveAll(dir))
+	b.q.Check()
 	require.Eventually(t, errorLogged(&logs, "dir="+dir), 10*time.Second, 5*time.Millisecond)
 	require.Len(t, logs.Errors(), 1)
 	require.Contains(t, logs.Errors()[0], "metrics=1000")
@@ -57,11 +60,12 @@ func TestDiskBufferDirectoryLostCounted(t *testing.T) {
 	var logs testutil.Logs
 	var ev evictions
 	b := newTestDiskBuffer(t, 10000, ev.eviction(false),
-		DiskOptions{Dir: dir, SyncInterval: 5 * time.Millisecond, Logger: logs.Logger()})
+		DiskOptions{Dir: dir, SyncInterval: time.Hour, Logger: logs.Logger()})
 	addSeq(b, 0, 1000, 10)
 	b.Batch(nil, 100)
 	require.NoError(t, os.RemoveAll(dir))
 	require.NoError(t, os.WriteFile(dir, nil, 0o600)) // a file takes the directory's name
+	b.q.Check()
 	require.Eventually(t, errorLogged(&logs, "cannot be made again"), 10*time.Second, 5*time.Millisecond)
 	require.NoError(t, b.Close())
 	require.Equal(t, map[string]int{morse.ReasonCorrupt: 1000}, ev.reasons)
