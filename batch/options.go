@@ -19,10 +19,14 @@ type Options struct {
 	BufferLimit   int           // metrics held while the sink is slow or down; 10000
 
 	// BufferMaxBytes and BufferMaxAge bound the memory buffer further than BufferLimit: past
-	// either, the oldest metrics go, counted as buffer_bytes or too_old (see
-	// BoundedMemoryBuffer). Zero: no such bound. A NewBuffer has bounds of its own.
+	// either, the oldest metrics go, counted as buffer_bytes or too_old (see MemoryBuffer).
+	// BufferMaxBytes counts MetricSize, the batches in flight included; zero takes
+	// DefaultBufferMaxBytes. BufferMaxAge zero is no bound. A NewBuffer has bounds of its own.
 	BufferMaxBytes int64
 	BufferMaxAge   time.Duration
+	// MemoryBudget, when set, bounds the memory buffer together with the other writers'
+	// that share it (see MemoryBudget). The writer leaves it when it closes.
+	MemoryBudget *MemoryBudget
 
 	// HighWater and LowWater are the water marks of backpressure, as fractions of
 	// BufferLimit; 0.8 and 0.6. While the output keeps up (its writes succeed and it is not
@@ -100,6 +104,9 @@ type Options struct {
 const (
 	DefaultBatchSize     = 1000
 	DefaultBufferLimit   = 10000
+	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 64 MiB, which
+	// DefaultBufferLimit metrics of up to 6 KiB of line protocol each stay under.
+	DefaultBufferMaxBytes = 64 << 20
 	DefaultFlushInterval = 10 * time.Second
 	DefaultRetryInitial  = time.Second
 	DefaultRetryMax      = 60 * time.Second
@@ -120,6 +127,7 @@ func (o Options) withDefaults(out morse.Output) Options {
 	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
 	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
 	o.BufferLimit = orDefault(o.BufferLimit, DefaultBufferLimit)
+	o.BufferMaxBytes = orDefault(o.BufferMaxBytes, DefaultBufferMaxBytes)
 	o.RetryInitial = orDefault(o.RetryInitial, DefaultRetryInitial)
 	o.RetryMax = orDefault(o.RetryMax, DefaultRetryMax)
 	if o.HighWater == 0 && o.LowWater == 0 {
@@ -146,7 +154,7 @@ func (o Options) withDefaults(out morse.Output) Options {
 	return o
 }
 
-func orDefault[T int | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
@@ -168,6 +176,9 @@ func (o Options) Validate() error {
 	}
 	if o.BufferLimit < 1 {
 		bad("BufferLimit %d: must be at least 1", o.BufferLimit)
+	}
+	if o.BufferMaxBytes < 0 || o.BufferMaxAge < 0 {
+		bad("BufferMaxBytes %d and BufferMaxAge %s: must not be negative", o.BufferMaxBytes, o.BufferMaxAge)
 	}
 	if o.MaxInFlight < 1 || o.MaxInFlight > MaxInFlightLimit {
 		bad("MaxInFlight %d: must be between 1 and %d", o.MaxInFlight, MaxInFlightLimit)
