@@ -102,14 +102,14 @@ type Options struct {
 
 // Defaults for Options and the [agent] table.
 const (
-	DefaultBatchSize     = 1000
-	DefaultBufferLimit   = 10000
+	DefaultBatchSize   = 1000
+	DefaultBufferLimit = 10000
 	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 64 MiB, which
 	// DefaultBufferLimit metrics of up to 6 KiB of line protocol each stay under.
 	DefaultBufferMaxBytes = 64 << 20
-	DefaultFlushInterval = 10 * time.Second
-	DefaultRetryInitial  = time.Second
-	DefaultRetryMax      = 60 * time.Second
+	DefaultFlushInterval  = 10 * time.Second
+	DefaultRetryInitial   = time.Second
+	DefaultRetryMax       = 60 * time.Second
 	// DefaultWriteTimeout bounds a write attempt of an output that has no timeout option.
 	DefaultWriteTimeout = 30 * time.Second
 
