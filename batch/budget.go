@@ -16,7 +16,7 @@ import (
 // have written at its next flush. Batches in flight count, but only metrics held in a ring
 // can be evicted.
 type MemoryBudget struct {
-	limit int64
+	limit atomic.Int64
 	used  atomic.Int64
 
 	mu      sync.Mutex
@@ -25,11 +25,16 @@ type MemoryBudget struct {
 
 // NewMemoryBudget returns a budget of limit bytes, which must be positive.
 func NewMemoryBudget(limit int64) *MemoryBudget {
-	return &MemoryBudget{limit: limit, buffers: map[*MemoryBuffer]struct{}{}}
+	g := &MemoryBudget{buffers: map[*MemoryBuffer]struct{}{}}
+	g.limit.Store(limit)
+	return g
 }
 
 // Limit is the budget's bound in bytes.
-func (g *MemoryBudget) Limit() int64 { return g.limit }
+func (g *MemoryBudget) Limit() int64 { return g.limit.Load() }
+
+// SetLimit changes the bound, as a reload does. A lower one is met at the next add.
+func (g *MemoryBudget) SetLimit(limit int64) { g.limit.Store(limit) }
 
 // Used is the bytes its buffers hold and have in flight now.
 func (g *MemoryBudget) Used() int64 { return g.used.Load() }
@@ -37,9 +42,9 @@ func (g *MemoryBudget) Used() int64 { return g.used.Load() }
 // add counts delta more bytes and reports whether the budget is now exceeded.
 func (g *MemoryBudget) add(delta int64) bool {
 	if delta == 0 {
-		return g.used.Load() > g.limit
+		return g.used.Load() > g.limit.Load()
 	}
-	return g.used.Add(delta) > g.limit
+	return g.used.Add(delta) > g.limit.Load()
 }
 
 func (g *MemoryBudget) join(b *MemoryBuffer) {
@@ -63,7 +68,7 @@ func (g *MemoryBudget) leave(b *MemoryBuffer, bytes int64) {
 // anything it could evict. It holds no lock while a buffer evicts: a buffer calls it after
 // releasing its own.
 func (g *MemoryBudget) reclaim() {
-	for g.used.Load() > g.limit {
+	for g.used.Load() > g.limit.Load() {
 		b := g.largest()
 		if b == nil || !b.shed(g) {
 			return

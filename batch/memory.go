@@ -333,7 +333,7 @@ func (b *MemoryBuffer) shed(g *MemoryBudget) bool {
 	var ev evicted
 	b.mu.Lock()
 	n := 0
-	for ; g.used.Load() > g.limit && b.r.Len() > 0; n++ {
+	for ; g.used.Load() > g.limit.Load() && b.r.Len() > 0; n++ {
 		g.used.Add(-b.popOldest(&ev, reasonBytes))
 	}
 	b.mu.Unlock()
