@@ -26,7 +26,8 @@ func TestBoundedMemoryEvictsByBytesAndAge(t *testing.T) {
 	require.Equal(t, map[string]int{morse.ReasonBufferBytes: 5}, ev.reasons)
 	require.Equal(t, testutil.SeqRange(10, 15), testutil.Seqs(ev.metrics), "the oldest go")
 	require.Equal(t, 10*size, b.Bytes())
-	require.Equal(t, testutil.SeqRange(15, 25), testutil.Seqs(b.Batch(nil, 100)))
+	require.Equal(t, []int{15}, testutil.Seqs(b.Batch(nil, 100)), "a batch takes at most an eighth of MaxBytes")
+	require.Equal(t, testutil.SeqRange(16, 25), takeAll(b))
 
 	var ev2 evictions
 	b = NewBoundedMemoryBuffer(100, ev2.eviction(true), MemoryBounds{MaxAge: time.Minute, Now: clock})
@@ -44,6 +45,17 @@ func TestBoundedMemoryEvictsByBytesAndAge(t *testing.T) {
 	require.Equal(t, 2*MetricSize(testutil.SeqMetric(4)), b.Bytes(), "a batch in flight is still in memory")
 	b.Accept(last)
 	require.Zero(t, b.Bytes())
+}
+
+// takeAll takes every metric out of b, batch by batch, and accepts them.
+func takeAll(b Buffer) []int {
+	var seqs []int
+	for b.Len() > 0 {
+		batch := b.Batch(nil, b.Len())
+		b.Accept(batch)
+		seqs = append(seqs, testutil.Seqs(batch)...)
+	}
+	return seqs
 }
 
 // TestWriterBoundsItsMemoryBuffer: the options reach the buffer, and its gauges reach the

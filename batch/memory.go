@@ -201,7 +201,7 @@ func (b *MemoryBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	if n := len(b.spare); n > 0 {
 		entries, b.spare = b.spare[n-1], b.spare[:n-1]
 	}
-	entries = b.r.PopFront(entries, max)
+	entries = b.r.PopFront(entries, b.batchLen(max))
 	start := len(dst)
 	var size int64
 	for i := range entries {
@@ -218,6 +218,28 @@ func (b *MemoryBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	b.mu.Unlock()
 	b.settle(&ev, -freed)
 	return dst
+}
+
+// batchDivisor sets the most bytes one batch takes: MaxBytes over batchDivisor, 8 MiB at
+// the default bound. A batch of a thousand 1 MiB lines would otherwise become a request
+// body of 1 GB, and each of its retries would build that body again beside the buffer;
+// a batch of ordinary metrics is a hundred times smaller and never meets it.
+const batchDivisor = 8
+
+// batchLen is how many of the oldest metrics, up to max, the next batch takes: at least
+// one, and no more than MaxBytes/batchDivisor bytes. The caller holds the lock.
+func (b *MemoryBuffer) batchLen(max int) int {
+	if b.maxBytes <= 0 {
+		return max
+	}
+	limit, n := b.maxBytes/batchDivisor, min(max, b.r.Len())
+	var size int64
+	for i := range n {
+		if size += b.r.At(i).size; size > limit && i > 0 {
+			return i
+		}
+	}
+	return n
 }
 
 // putSpare keeps an emptied entry slice for a later batch. The caller holds the lock.

@@ -121,6 +121,10 @@ func (r *Ring[T]) PushFront(vs []T) (evicted int) {
 // Peek returns the element at position i, 0 being the oldest.
 func (r *Ring[T]) Peek(i int) T { return r.buf[r.index(i)] }
 
+// At is the i-th oldest element in place, 0 being the oldest, for a reader that needs only
+// part of a large T. It must be 0 <= i < Len, and the pointer is good until the next change.
+func (r *Ring[T]) At(i int) *T { return &r.buf[r.index(i)] }
+
 func (r *Ring[T]) index(i int) int {
 	i += r.head
 	if i >= len(r.buf) {
