@@ -29,9 +29,9 @@ func bufferBudget(ac config.AgentConfig) (int64, string) {
 	}
 	limit, from, err := memoryLimit()
 	if err != nil {
-		return fallbackBufferMemory, err.Error()
+		return fallbackBufferMemory, "1 GiB, the memory limit unknown: " + err.Error()
 	}
-	return limit / bufferMemoryShare, fmt.Sprintf("a quarter of %s (%s)", mib(limit), from)
+	return limit / bufferMemoryShare, fmt.Sprintf("a quarter of %s from %s", mib(limit), from)
 }
 
 // setBudget sizes the memory budget for cfg, creating it at the first load, and warns once
@@ -55,7 +55,7 @@ func (a *Agent) setBudget(cfg *config.Config) {
 	}
 	if sum > limit {
 		a.log.Warn(fmt.Sprintf("[agent] the buffer_max_bytes of the %d outputs with a memory buffer add up to %s, "+
-			"%s more than the budget of %s that they share (buffer_memory_limit: %s); past it the largest buffer "+
+			"%s more than the budget of %s that they share (%s); past it the largest buffer "+
 			"loses its oldest metrics, counted as buffer_bytes", n, mib(sum), mib(sum-limit), mib(limit), from))
 	}
 }

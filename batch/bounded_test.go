@@ -26,7 +26,7 @@ func TestBoundedMemoryEvictsByBytesAndAge(t *testing.T) {
 	require.Equal(t, map[string]int{morse.ReasonBufferBytes: 5}, ev.reasons)
 	require.Equal(t, testutil.SeqRange(10, 15), testutil.Seqs(ev.metrics), "the oldest go")
 	require.Equal(t, 10*size, b.Bytes())
-	require.Equal(t, []int{15}, testutil.Seqs(b.Batch(nil, 100)), "a batch takes at most an eighth of MaxBytes")
+	require.Equal(t, []int{15}, testutil.Seqs(b.Batch(nil, 100)), "the batches in flight take at most a sixteenth of MaxBytes, or one metric")
 	require.Equal(t, testutil.SeqRange(16, 25), takeAll(b))
 
 	var ev2 evictions

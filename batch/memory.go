@@ -220,22 +220,24 @@ func (b *MemoryBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	return dst
 }
 
-// batchDivisor sets the most bytes one batch takes: MaxBytes over batchDivisor, 8 MiB at
-// the default bound. A batch of a thousand 1 MiB lines would otherwise become a request
-// body of 1 GB, and each of its retries would build that body again beside the buffer;
-// a batch of ordinary metrics is a hundred times smaller and never meets it.
-const batchDivisor = 8
+// flyingDivisor sets the most bytes the batches in flight take together: MaxBytes over
+// flyingDivisor, 4 MiB at the default bound. A batch of a thousand 1 MiB lines would
+// otherwise become a request body of 1 GB, built again beside the buffer at every retry,
+// and an output that writes several batches at once builds a body for each; batches of
+// ordinary metrics are far smaller and never meet it.
+const flyingDivisor = 16
 
-// batchLen is how many of the oldest metrics, up to max, the next batch takes: at least
-// one, and no more than MaxBytes/batchDivisor bytes. The caller holds the lock.
+// batchLen is how many of the oldest metrics, up to max, the next batch takes: as many as
+// keep the batches in flight within MaxBytes/flyingDivisor, but at least one, so that a
+// metric larger than that is still written and a caller that takes batches until the
+// buffer is empty gets there. The caller holds the lock.
 func (b *MemoryBuffer) batchLen(max int) int {
 	if b.maxBytes <= 0 {
 		return max
 	}
-	limit, n := b.maxBytes/batchDivisor, min(max, b.r.Len())
-	var size int64
+	room, n := b.maxBytes/flyingDivisor-b.flying, min(max, b.r.Len())
 	for i := range n {
-		if size += b.r.At(i).size; size > limit && i > 0 {
+		if room -= b.r.At(i).size; room < 0 && i > 0 {
 			return i
 		}
 	}
