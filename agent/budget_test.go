@@ -29,8 +29,8 @@ func budgetWarnings(logs *testutil.Logs) []string {
 // are not counted, and a config within the budget gets none.
 func TestBufferBudgetWarnsOnceAtLoad(t *testing.T) {
 	cfg := config.DefaultConfig()
-	cfg.Agent.BufferMemoryLimit = 100 << 20
-	cfg.AddOutput("discard", &testutil.DiscardOutput{}) // the default, 64 MiB
+	cfg.Agent.BufferMemoryLimit = 64 << 20
+	cfg.AddOutput("discard", &testutil.DiscardOutput{}) // the default, 32 MiB
 	cfg.AddOutput("discard", &testutil.DiscardOutput{})
 	cfg.Outputs[1].Common.BufferConfig.MaxBytes = 48 << 20
 	cfg.AddOutput("discard", &testutil.DiscardOutput{})
@@ -38,12 +38,12 @@ func TestBufferBudgetWarnsOnceAtLoad(t *testing.T) {
 	logs := &testutil.Logs{}
 	a, err := NewAgent(cfg, AgentOptions{Logger: logs.Logger()})
 	require.NoError(t, err)
-	require.Equal(t, []string{"[agent] the buffer_max_bytes of the 2 outputs with a memory buffer add up to 112.0 MiB, " +
-		"12.0 MiB more than the budget of 100.0 MiB that they share (buffer_memory_limit); " +
+	require.Equal(t, []string{"[agent] the buffer_max_bytes of the 2 outputs with a memory buffer add up to 80.0 MiB, " +
+		"16.0 MiB more than the budget of 64.0 MiB that they share (buffer_memory_limit); " +
 		"past it the largest buffer loses its oldest metrics, counted as buffer_bytes"}, budgetWarnings(logs))
-	require.Equal(t, int64(100<<20), a.budget.Limit())
+	require.Equal(t, int64(64<<20), a.budget.Limit())
 
-	cfg.Agent.BufferMemoryLimit = 112 << 20
+	cfg.Agent.BufferMemoryLimit = 80 << 20
 	logs = &testutil.Logs{}
 	_, err = NewAgent(cfg, AgentOptions{Logger: logs.Logger()})
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestBufferBudgetDefaultsToAQuarterOfTheMemoryLimit(t *testing.T) {
 	t.Cleanup(func() { memoryLimit = orig })
 	memoryLimit = func() (int64, string, error) { return 512 << 20, "/sys/fs/cgroup/memory.max", nil }
 	cfg := config.DefaultConfig()
-	for range 3 {
+	for range 5 {
 		cfg.AddOutput("discard", &testutil.DiscardOutput{})
 	}
 	logs := &testutil.Logs{}
@@ -66,7 +66,7 @@ func TestBufferBudgetDefaultsToAQuarterOfTheMemoryLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(128<<20), a.budget.Limit())
 	require.Len(t, budgetWarnings(logs), 1)
-	require.Contains(t, budgetWarnings(logs)[0], "add up to 192.0 MiB, 64.0 MiB more than the budget of 128.0 MiB "+
+	require.Contains(t, budgetWarnings(logs)[0], "add up to 160.0 MiB, 32.0 MiB more than the budget of 128.0 MiB "+
 		"that they share (a quarter of 512.0 MiB from /sys/fs/cgroup/memory.max)")
 
 	memoryLimit = func() (int64, string, error) { return 0, "", errors.New("memory limit: no /proc") }
@@ -80,5 +80,5 @@ func TestBufferMemoryLimitMustNotBeNegative(t *testing.T) {
 	ac := config.DefaultAgentConfig()
 	ac.BufferMemoryLimit = morse.Size(-1)
 	require.ErrorContains(t, ac.Validate(), "buffer_memory_limit")
-	require.Equal(t, int64(64<<20), int64(batch.DefaultBufferMaxBytes))
+	require.Equal(t, int64(32<<20), int64(batch.DefaultBufferMaxBytes))
 }

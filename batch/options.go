@@ -104,9 +104,12 @@ type Options struct {
 const (
 	DefaultBatchSize   = 1000
 	DefaultBufferLimit = 10000
-	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 64 MiB, which
-	// DefaultBufferLimit metrics of up to 6 KiB of line protocol each stay under.
-	DefaultBufferMaxBytes = 64 << 20
+	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 32 MiB, which
+	// DefaultBufferLimit metrics stay under unless they average over 3 KiB (a metric with
+	// five tags and ten fields takes about 1 KiB). It keeps a flood of long lines into an
+	// idle agent, whose collector may let the heap grow to three times what is live for the
+	// second before internal/gcpace adjusts, under 256 MiB resident (issue 33).
+	DefaultBufferMaxBytes = 32 << 20
 	DefaultFlushInterval  = 10 * time.Second
 	DefaultRetryInitial   = time.Second
 	DefaultRetryMax       = 60 * time.Second

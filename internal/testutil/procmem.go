@@ -15,7 +15,14 @@ import (
 // "VmHWM", its peak since the process started or since ResetPeakRSS.
 func ProcStatus(tb testing.TB, key string) int64 {
 	tb.Helper()
-	data, err := os.ReadFile("/proc/self/status")
+	return ProcStatusOf(tb, "self", key)
+}
+
+// ProcStatusOf is ProcStatus of another process, such as an agent a test started: pid is
+// its process id, or "self".
+func ProcStatusOf(tb testing.TB, pid, key string) int64 {
+	tb.Helper()
+	data, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -29,7 +36,7 @@ func ProcStatus(tb testing.TB, key string) int64 {
 			return kb << 10
 		}
 	}
-	tb.Fatalf("no %s in /proc/self/status", key)
+	tb.Fatalf("no %s in /proc/%s/status", key, pid)
 	return 0
 }
 
