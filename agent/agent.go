@@ -74,6 +74,8 @@ type Agent struct {
 	// clock is the coarse clock given to processors that read the time per metric; Run
 	// runs it while one of them uses it.
 	clock *clockRunner
+	// budget bounds the memory buffers of every output together; a reload resizes it.
+	budget *batch.MemoryBudget
 
 	running  atomic.Bool
 	reloadCh chan reloadRequest
@@ -122,6 +124,7 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	for _, w := range cfg.Agent.Warnings() {
 		a.log.Warn(w)
 	}
+	a.setBudget(cfg)
 	return a, nil
 }
 
@@ -201,6 +204,7 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 	}
 	opts.NewBuffer, ro.bufferDir = newBuffer, dir
 	opts.BufferMaxBytes, opts.BufferMaxAge = a.memoryBounds(oc)
+	opts.MemoryBudget = a.budget
 	opts.HighWater, opts.LowWater = oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig).WaterMarks()
 	if path := oc.Common.DeadLetterFile; path != "" {
 		dl, release, err := a.deadLetters.open(path, int64(oc.Common.DeadLetterMaxSize))

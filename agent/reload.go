@@ -135,6 +135,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	stopOldAggs()
 	a.stopAggs = a.startAggregators(a.stage, nil)
 	a.clock.start() // if a new processor took it
+	a.setBudget(cfg)
 
 	// Inputs that go away stop before new ones start, so a listener that moved to another
 	// config entry can bind its address again.

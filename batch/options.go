@@ -19,10 +19,14 @@ type Options struct {
 	BufferLimit   int           // metrics held while the sink is slow or down; 10000
 
 	// BufferMaxBytes and BufferMaxAge bound the memory buffer further than BufferLimit: past
-	// either, the oldest metrics go, counted as buffer_bytes or too_old (see
-	// BoundedMemoryBuffer). Zero: no such bound. A NewBuffer has bounds of its own.
+	// either, the oldest metrics go, counted as buffer_bytes or too_old (see MemoryBuffer).
+	// BufferMaxBytes counts MetricSize, the batches in flight included; zero takes
+	// DefaultBufferMaxBytes. BufferMaxAge zero is no bound. A NewBuffer has bounds of its own.
 	BufferMaxBytes int64
 	BufferMaxAge   time.Duration
+	// MemoryBudget, when set, bounds the memory buffer together with the other writers'
+	// that share it (see MemoryBudget). The writer leaves it when it closes.
+	MemoryBudget *MemoryBudget
 
 	// HighWater and LowWater are the water marks of backpressure, as fractions of
 	// BufferLimit; 0.8 and 0.6. While the output keeps up (its writes succeed and it is not
@@ -98,11 +102,17 @@ type Options struct {
 
 // Defaults for Options and the [agent] table.
 const (
-	DefaultBatchSize     = 1000
-	DefaultBufferLimit   = 10000
-	DefaultFlushInterval = 10 * time.Second
-	DefaultRetryInitial  = time.Second
-	DefaultRetryMax      = 60 * time.Second
+	DefaultBatchSize   = 1000
+	DefaultBufferLimit = 10000
+	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 32 MiB, which
+	// DefaultBufferLimit metrics stay under unless they average over 3 KiB (a metric with
+	// five tags and ten fields takes about 1 KiB). It keeps a flood of long lines into an
+	// idle agent, whose collector may let the heap grow to three times what is live for the
+	// second before internal/gcpace adjusts, under 256 MiB resident (issue 33).
+	DefaultBufferMaxBytes = 32 << 20
+	DefaultFlushInterval  = 10 * time.Second
+	DefaultRetryInitial   = time.Second
+	DefaultRetryMax       = 60 * time.Second
 	// DefaultWriteTimeout bounds a write attempt of an output that has no timeout option.
 	DefaultWriteTimeout = 30 * time.Second
 
@@ -120,6 +130,7 @@ func (o Options) withDefaults(out morse.Output) Options {
 	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
 	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
 	o.BufferLimit = orDefault(o.BufferLimit, DefaultBufferLimit)
+	o.BufferMaxBytes = orDefault(o.BufferMaxBytes, DefaultBufferMaxBytes)
 	o.RetryInitial = orDefault(o.RetryInitial, DefaultRetryInitial)
 	o.RetryMax = orDefault(o.RetryMax, DefaultRetryMax)
 	if o.HighWater == 0 && o.LowWater == 0 {
@@ -146,7 +157,7 @@ func (o Options) withDefaults(out morse.Output) Options {
 	return o
 }
 
-func orDefault[T int | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
 	}
@@ -168,6 +179,9 @@ func (o Options) Validate() error {
 	}
 	if o.BufferLimit < 1 {
 		bad("BufferLimit %d: must be at least 1", o.BufferLimit)
+	}
+	if o.BufferMaxBytes < 0 || o.BufferMaxAge < 0 {
+		bad("BufferMaxBytes %d and BufferMaxAge %s: must not be negative", o.BufferMaxBytes, o.BufferMaxAge)
 	}
 	if o.MaxInFlight < 1 || o.MaxInFlight > MaxInFlightLimit {
 		bad("MaxInFlight %d: must be between 1 and %d", o.MaxInFlight, MaxInFlightLimit)

@@ -166,11 +166,8 @@ func (w *Writer) newBuffer() (Buffer, error) {
 	if w.opts.NewBuffer != nil {
 		return w.opts.NewBuffer(w.opts.BufferLimit, ev)
 	}
-	if w.opts.BufferMaxBytes > 0 || w.opts.BufferMaxAge > 0 {
-		return NewBoundedMemoryBuffer(w.opts.BufferLimit, ev,
-			MemoryBounds{MaxBytes: w.opts.BufferMaxBytes, MaxAge: w.opts.BufferMaxAge}), nil
-	}
-	return NewMemoryBuffer(w.opts.BufferLimit, ev), nil
+	return NewBoundedMemoryBuffer(w.opts.BufferLimit, ev, MemoryBounds{MaxBytes: w.opts.BufferMaxBytes,
+		MaxAge: w.opts.BufferMaxAge, Budget: w.opts.MemoryBudget}), nil
 }
 
 // Write adds one metric to the buffer. When the buffer is full the oldest metric is evicted
@@ -304,6 +301,9 @@ func (w *Writer) Close(ctx context.Context) error {
 			}
 		} else if left, unknown := w.dropLeft(); left > 0 {
 			errs = append(errs, &UnsentError{Output: w.opts.Name, Left: left, Unknown: unknown})
+		}
+		if mb, ok := w.buf.(*MemoryBuffer); ok {
+			mb.leaveBudget() // and with it what an abandoned write still has in flight
 		}
 		if err := w.out.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("output %s: close: %w", w.opts.Name, err))

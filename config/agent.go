@@ -51,6 +51,10 @@ type AgentConfig struct {
 	// BufferConfig is buffer_strategy, buffer_directory and the buffer's bounds, for every
 	// output that does not set its own.
 	BufferConfig
+	// BufferMemoryLimit bounds the bytes that every output's memory buffer holds together;
+	// past it the oldest metrics of the largest buffer go, counted as buffer_bytes. Zero takes
+	// a quarter of the memory the process may use: its cgroup's limit, else the host's.
+	BufferMemoryLimit morse.Size `toml:"buffer_memory_limit"`
 	// AlwaysIncludeLocalTags and AlwaysIncludeGlobalTags are Telegraf's keys that let an
 	// input's tags and the global tags pass its taginclude and tagexclude. morse adds both
 	// after the input's filter, so they always pass it: true is what morse does either way.
@@ -113,6 +117,9 @@ func (a AgentConfig) Validate() Errors {
 	}
 	for _, p := range a.LogSettings.problems() {
 		bad(p.Path, "%s", p.Msg)
+	}
+	if a.BufferMemoryLimit < 0 {
+		bad("buffer_memory_limit", "must not be negative, got %d", a.BufferMemoryLimit)
 	}
 	if a.MetricBatchSize < 1 {
 		bad("metric_batch_size", "must be at least 1, got %d", a.MetricBatchSize)

@@ -38,6 +38,21 @@ func (r *Ring[T]) Push(v T) (evicted bool) {
 	return false
 }
 
+// Slot makes room for a newest element and returns its slot, to fill in place: a zero T
+// while the ring had room, and otherwise its oldest element, evicted to make room, which
+// the caller may read before it overwrites it. It spares the copies of Push and Peek for a
+// large T.
+func (r *Ring[T]) Slot() *T {
+	if r.n == len(r.buf) {
+		p := &r.buf[r.head]
+		r.head = r.next(r.head)
+		return p
+	}
+	p := &r.buf[r.index(r.n)]
+	r.n++
+	return p
+}
+
 // PushAll appends vs in order and returns how many old elements were evicted.
 func (r *Ring[T]) PushAll(vs []T) (evicted int) {
 	for i := range vs {
@@ -105,6 +120,10 @@ func (r *Ring[T]) PushFront(vs []T) (evicted int) {
 
 // Peek returns the element at position i, 0 being the oldest.
 func (r *Ring[T]) Peek(i int) T { return r.buf[r.index(i)] }
+
+// At is the i-th oldest element in place, 0 being the oldest, for a reader that needs only
+// part of a large T. It must be 0 <= i < Len, and the pointer is good until the next change.
+func (r *Ring[T]) At(i int) *T { return &r.buf[r.index(i)] }
 
 func (r *Ring[T]) index(i int) int {
 	i += r.head
