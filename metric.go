@@ -1,6 +1,9 @@
-// Package morse is the public contract of the morse metrics agent and the engine that programs
-// embed: the Metric type, the plugin interfaces, the registry, the error types that decide
-// whether a failed write is retried or dropped, the BatchWriter and the Agent.
+// Package morse is the contract between the morse metrics agent and its plugins: the Metric
+// type and its values (line metrics included), the plugin interfaces and their optional
+// capabilities, the registry, the error types that decide whether a failed write is retried
+// or dropped, the drop reasons, delivery tracking, Secret, Duration and Size. It compiles
+// without the engine: the batching writer is package batch, the agent package agent, and
+// the TOML loader package config.
 package morse
 
 import (

@@ -138,7 +138,8 @@ func (s *outputStats) unregister() {
 // sink (by the sink, or by the serializer before it), which Telegraf counts as
 // metrics_rejected. The others the buffer gave up: evicted, too old, corrupt on disk, left
 // at shutdown or retried past retry_max_age. Unlike Telegraf, morse counts rejected metrics
-// in metrics_dropped too, which DESIGN.md defines as every metric lost.
+// in metrics_dropped too, which is every metric lost, so that one counter says whether
+// anything was.
 func sinkRefused(reason string) bool {
 	switch reason {
 	case morse.ReasonBufferFull, morse.ReasonBufferBytes, morse.ReasonTooOld,

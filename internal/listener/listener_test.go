@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/listener"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -177,37 +176,4 @@ func TestConnSetClosesAndWaits(t *testing.T) {
 	server, client := net.Pipe()
 	defer client.Close()
 	require.False(t, set.Go(server, func(net.Conn) { t.Error("must not run after CloseAndWait") }))
-}
-
-func TestServerTLS(t *testing.T) {
-	require.NoError(t, (&listener.ServerTLS{}).ValidateTLS())
-	cfg, err := (&listener.ServerTLS{}).TLSConfig()
-	require.NoError(t, err)
-	require.Nil(t, cfg, "TLS is off without a certificate")
-
-	certs := listenertest.NewCerts(t)
-	o := listener.ServerTLS{Cert: certs.ServerCert, Key: certs.ServerKey}
-	cfg, err = o.TLSConfig()
-	require.NoError(t, err)
-	require.Equal(t, uint16(tls.VersionTLS12), cfg.MinVersion)
-	require.Equal(t, tls.NoClientCert, cfg.ClientAuth)
-
-	o.AllowedCACerts, o.MinVersion = []string{certs.CA}, "TLS13"
-	cfg, err = o.TLSConfig()
-	require.NoError(t, err)
-	require.Equal(t, uint16(tls.VersionTLS13), cfg.MinVersion)
-	require.Equal(t, tls.RequireAndVerifyClientCert, cfg.ClientAuth)
-
-	for _, bad := range []listener.ServerTLS{
-		{Cert: certs.ServerCert},
-		{Cert: certs.ServerCert, Key: certs.ServerKey, MinVersion: "TLS11"},
-		{Cert: certs.ServerCert, Key: certs.ServerKey, MinVersion: "SSL3"},
-		{AllowedCACerts: []string{certs.CA}},
-	} {
-		require.Error(t, bad.ValidateTLS(), "%+v", bad)
-	}
-	_, err = (&listener.ServerTLS{Cert: certs.ServerCert, Key: certs.CA}).TLSConfig()
-	require.ErrorContains(t, err, "tls_cert: ")
-	_, err = (&listener.ServerTLS{Cert: certs.ServerCert, Key: certs.ServerKey, AllowedCACerts: []string{certs.ServerKey}}).TLSConfig()
-	require.ErrorContains(t, err, "tls_allowed_cacerts: ")
 }

@@ -1,7 +1,8 @@
-// Package ring is a fixed-capacity FIFO that evicts its oldest element when full. It knows
-// nothing of metrics, so the root package can use it without an import cycle, and it is not
-// safe for concurrent use: the owner holds the lock, which lets one lock cover the ring and
-// the owner's counters together.
+// Package ring is a fixed-capacity FIFO that evicts its oldest element when full, and takes
+// elements back in front of the oldest (PushFront), as a batch that could not be written
+// goes back to the head of an output's buffer. It is the store of batch's memory buffers.
+// It knows nothing of metrics, and it is not safe for concurrent use: the owner holds the
+// lock, which lets one lock cover the ring and the owner's counters together.
 package ring
 
 // Ring is a bounded FIFO queue of T.

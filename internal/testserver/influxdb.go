@@ -1,4 +1,7 @@
-// Package testserver runs real servers in containers for integration tests.
+// Package testserver runs real servers for integration tests: InfluxDB 1.6.7 in a container
+// built FROM scratch, and QuestDB, Kafka and VictoriaMetrics as child processes of the test
+// (see their files); and what a test puts between a client and a server to cause faults or
+// to see the traffic: Proxy, TCPRelay, Recorder.
 //
 // InfluxDB 1.6.7 comes from the host's Debian `influxdb` package: the harness
 // copies /usr/bin/influxd and the two libraries it links (libc and the

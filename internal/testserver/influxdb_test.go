@@ -67,7 +67,7 @@ func TestInfluxDB(t *testing.T) {
 		}}, got)
 	})
 
-	// DESIGN §4, "Classifying write errors": the answers of a real 1.6.7.
+	// The answers that testdata/influxdb/classifier.md classifies, from a real 1.6.7.
 	t.Run("missing database", func(t *testing.T) {
 		requireWrite(t, in.Write(t, "nope", "m v=1 1\n"),
 			404, `database not found: "nope"`)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/aggregators/internal/series"
+	"github.com/morse-agent/morse/plugins/common/maxseries"
 )
 
 //go:embed sample.conf
@@ -32,7 +33,8 @@ func init() {
 // timestamp, so that the engine stamps them with the time of the push, as Telegraf does.
 type BasicStats struct {
 	Stats []string `toml:"stats"`
-	series.Bound
+	// Bound is max_series, the most series kept in a period, and its refusal report.
+	maxseries.Bound
 
 	enabled map[string]bool
 	table   *series.Table[[]stats]
@@ -49,7 +51,7 @@ type stats struct {
 }
 
 // New returns the aggregator with its defaults.
-func New() *BasicStats { return &BasicStats{Bound: series.DefaultBound()} }
+func New() *BasicStats { return &BasicStats{Bound: maxseries.DefaultBound()} }
 
 var (
 	known        = []string{"count", "min", "max", "mean", "s2", "stdev", "sum", "diff", "non_negative_diff", "rate", "non_negative_rate", "percent_change", "interval", "last", "first"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/aggregators/internal/series"
+	"github.com/morse-agent/morse/plugins/common/maxseries"
 )
 
 //go:embed sample.conf
@@ -40,7 +41,8 @@ type Final struct {
 	OutputStrategy         string         `toml:"output_strategy"`
 	SeriesTimeout          morse.Duration `toml:"series_timeout"`
 	KeepOriginalFieldNames bool           `toml:"keep_original_field_names"`
-	series.Bound
+	// Bound is max_series, the most series kept in a period, and its refusal report.
+	maxseries.Bound
 
 	// Now is the clock; nil means time.Now. Tests set it to make time deterministic.
 	Now func() time.Time `toml:"-"`
@@ -50,7 +52,7 @@ type Final struct {
 
 // New returns the aggregator with Telegraf's defaults.
 func New() *Final {
-	return &Final{SeriesTimeout: morse.Duration(5 * time.Minute), Bound: series.DefaultBound()}
+	return &Final{SeriesTimeout: morse.Duration(5 * time.Minute), Bound: maxseries.DefaultBound()}
 }
 
 // Validate checks the options.

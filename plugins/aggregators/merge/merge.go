@@ -11,6 +11,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/aggregators/internal/series"
+	"github.com/morse-agent/morse/plugins/common/maxseries"
 )
 
 //go:embed sample.conf
@@ -33,13 +34,14 @@ func init() {
 // them); it is usually run with drop_original = true.
 type Merge struct {
 	RoundTimestamp morse.Duration `toml:"round_timestamp_to"`
-	series.Bound
+	// Bound is max_series, the most series kept in a period, and its refusal report.
+	maxseries.Bound
 
 	table *series.Table[[]morse.Field]
 }
 
 // New returns the aggregator with its defaults.
-func New() *Merge { return &Merge{Bound: series.DefaultBound()} }
+func New() *Merge { return &Merge{Bound: maxseries.DefaultBound()} }
 
 // Validate checks the options.
 func (a *Merge) Validate() error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/aggregators/internal/series"
+	"github.com/morse-agent/morse/plugins/common/maxseries"
 )
 
 //go:embed sample.conf
@@ -27,7 +28,8 @@ func init() {
 // MinMax aggregates the numeric fields of each series. It pushes its metrics without a
 // timestamp, so that the engine stamps them with the time of the push, as Telegraf does.
 type MinMax struct {
-	series.Bound
+	// Bound is max_series, the most series kept in a period, and its refusal report.
+	maxseries.Bound
 
 	table *series.Table[[]minmax]
 }
@@ -38,7 +40,7 @@ type minmax struct {
 }
 
 // New returns the aggregator with its defaults.
-func New() *MinMax { return &MinMax{Bound: series.DefaultBound()} }
+func New() *MinMax { return &MinMax{Bound: maxseries.DefaultBound()} }
 
 // Init prepares the aggregator.
 func (a *MinMax) Init() error {

@@ -1,9 +1,11 @@
-// Package tlsclient holds Telegraf's client-side TLS options, for outputs that connect to a
-// server: a plugin embeds Config, so that tls_ca, tls_cert, tls_key and the others sit in
-// the plugin's own table, as they do in Telegraf.
+// Package tlsclient holds Telegraf's client-side TLS options, for plugins that connect to
+// a server (the outputs, and kafka_consumer through plugins/common/kafka): a plugin embeds
+// Config, so that tls_ca, tls_cert, tls_key and the others sit in the plugin's own table,
+// as they do in Telegraf. Its server-side counterpart, for the listeners, is
+// plugins/common/tlsserver.
 //
 // It lives under plugins/common rather than internal/ because plugin structs embed it and so
-// export it; its only dependency is package morse.
+// export it.
 package tlsclient
 
 import (
@@ -15,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/internal/tlsver"
 )
 
 // Config holds Telegraf's client TLS keys. Certificates are verified by default, and the
@@ -55,7 +57,7 @@ func (c *Config) Validate() error {
 	if c.KeyPassword.IsSet() {
 		errs = append(errs, morse.Errorf("tls_key_pwd", "encrypted keys are not supported: decrypt the key (openssl pkey -in key.pem -out plain.pem) and leave tls_key_pwd unset"))
 	}
-	if _, err := listener.MinTLSVersion(c.MinVersion); err != nil {
+	if _, err := tlsver.Min(c.MinVersion); err != nil {
 		errs = append(errs, morse.Errorf("tls_min_version", "%v", err))
 	}
 	if _, err := cipherSuites(c.CipherSuites); err != nil {
@@ -89,7 +91,7 @@ func (c *Config) TLSConfig() (*tls.Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	version, _ := listener.MinTLSVersion(c.MinVersion)
+	version, _ := tlsver.Min(c.MinVersion)
 	suites, _ := cipherSuites(c.CipherSuites)
 	reneg, _ := renegotiation(c.RenegotiationMethod)
 	cfg := &tls.Config{

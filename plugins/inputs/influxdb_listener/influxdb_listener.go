@@ -56,6 +56,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
 	"github.com/morse-agent/morse/internal/throttle"
+	"github.com/morse-agent/morse/plugins/common/tlsserver"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -121,8 +122,9 @@ type InfluxDBListener struct {
 	// BackpressureMaxWait bounds the total wait of one write; past it the answer is 503 with
 	// Retry-After. Zero means the default, 4s.
 	BackpressureMaxWait morse.Duration `toml:"backpressure_max_wait"`
-	// ServerTLS turns on HTTPS (tls_cert, tls_key, tls_allowed_cacerts, tls_min_version).
-	listener.ServerTLS
+	// Config, the server TLS keys (tls_cert, tls_key, tls_allowed_cacerts, tls_min_version),
+	// turns on HTTPS.
+	tlsserver.Config
 
 	log    *slog.Logger
 	stats  *selfstat.PluginStats

@@ -32,9 +32,9 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener"
 	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/internal/throttle"
+	"github.com/morse-agent/morse/plugins/common/tlsserver"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -97,8 +97,9 @@ type SocketListener struct {
 	// so that the kernel's flow control slows the sender instead of the buffer evicting.
 	// False never waits. Datagrams cannot be held back and never wait.
 	Backpressure bool `toml:"backpressure"`
-	// ServerTLS turns on TLS for stream sockets (tls_cert, tls_key, tls_allowed_cacerts).
-	listener.ServerTLS
+	// Config, the server TLS keys (tls_cert, tls_key, tls_allowed_cacerts, tls_min_version),
+	// turns on TLS for stream sockets.
+	tlsserver.Config
 	// TelegrafOptions are allowed_sources and the options accepted for Telegraf's configs.
 	TelegrafOptions
 

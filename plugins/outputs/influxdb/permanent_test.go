@@ -12,8 +12,8 @@ import (
 	"github.com/morse-agent/morse/internal/testserver"
 )
 
-// permanentCase is one row of DESIGN §4's table (and a few more answers of the same kind),
-// produced by a real InfluxDB 1.6.7 through the output.
+// permanentCase is one permanent row of testdata/influxdb/classifier.md (or another answer
+// of the same kind), produced by a real InfluxDB 1.6.7 through the output.
 type permanentCase struct {
 	name   string
 	mod    func(*InfluxDB)

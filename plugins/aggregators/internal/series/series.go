@@ -9,9 +9,6 @@ import (
 	"github.com/morse-agent/morse"
 )
 
-// DefaultMax is the default bound on the series an aggregator keeps (max_series).
-const DefaultMax = 100_000
-
 // Entry is the state of one series.
 type Entry[T any] struct {
 	Name  string

@@ -1,23 +1,25 @@
-// Package listener holds what morse's network listeners share: server TLS options, a
-// listener that caps and counts connections, secrets that never print, constant-time
-// credential checks and a throttled log. None of it knows about metrics or plugins.
-package listener
+// Package tlsserver holds Telegraf's server-side TLS options, for inputs that listen: a
+// plugin embeds Config, so that tls_cert, tls_key, tls_allowed_cacerts and tls_min_version
+// sit in the plugin's own table, as they do in Telegraf. Its client-side counterpart is
+// plugins/common/tlsclient.
+//
+// It lives under plugins/common rather than internal/ because plugin structs embed it and
+// so export it.
+package tlsserver
 
 import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/tlsver"
 )
 
-// ServerTLS holds Telegraf's server-side TLS options. A plugin embeds it, so that the keys
-// tls_cert, tls_key, tls_allowed_cacerts and tls_min_version sit in the plugin's own table.
-// TLS is off until tls_cert and tls_key are set; tls_allowed_cacerts then turns on mutual TLS.
-type ServerTLS struct {
+// Config holds Telegraf's server TLS keys. TLS is off until tls_cert and tls_key are set;
+// tls_allowed_cacerts then turns on mutual TLS. The lowest version is TLS 1.2.
+type Config struct {
 	// Cert is the PEM file of the server's certificate chain.
 	Cert string `toml:"tls_cert"`
 	// Key is the PEM file of the certificate's private key.
@@ -30,10 +32,10 @@ type ServerTLS struct {
 }
 
 // TLSEnabled reports whether a certificate is configured, which turns TLS on.
-func (o *ServerTLS) TLSEnabled() bool { return o.Cert != "" || o.Key != "" }
+func (o *Config) TLSEnabled() bool { return o.Cert != "" || o.Key != "" }
 
 // ValidateTLS checks the options without reading any file, naming the key at fault.
-func (o *ServerTLS) ValidateTLS() error {
+func (o *Config) ValidateTLS() error {
 	var errs []error
 	if (o.Cert == "") != (o.Key == "") {
 		errs = append(errs, morse.Errorf("tls_cert", "tls_cert and tls_key must be set together"))
@@ -41,37 +43,22 @@ func (o *ServerTLS) ValidateTLS() error {
 	if len(o.AllowedCACerts) > 0 && o.Cert == "" {
 		errs = append(errs, morse.Errorf("tls_allowed_cacerts", "mutual TLS needs the server's own tls_cert and tls_key"))
 	}
-	if _, err := MinTLSVersion(o.MinVersion); err != nil {
+	if _, err := tlsver.Min(o.MinVersion); err != nil {
 		errs = append(errs, morse.Errorf("tls_min_version", "%v", err))
 	}
 	return errors.Join(errs...)
 }
 
-// MinTLSVersion reads tls_min_version, of a listener or of an output's client. Versions
-// below 1.2 are refused rather than accepted, because they have known weaknesses and no
-// peer that still needs them should be trusted with metrics by default.
-func MinTLSVersion(s string) (uint16, error) {
-	switch strings.ToUpper(strings.ReplaceAll(s, ".", "")) {
-	case "", "TLS12":
-		return tls.VersionTLS12, nil
-	case "TLS13":
-		return tls.VersionTLS13, nil
-	case "TLS10", "TLS11":
-		return 0, fmt.Errorf("%q is too old: morse accepts TLS 1.2 or later (\"TLS12\" or \"TLS13\")", s)
-	}
-	return 0, fmt.Errorf("unknown version %q: use \"TLS12\" or \"TLS13\"", s)
-}
-
 // TLSConfig loads the certificate and the client CAs and returns the server's tls.Config,
 // or nil when TLS is off. Errors name the key and the file.
-func (o *ServerTLS) TLSConfig() (*tls.Config, error) {
+func (o *Config) TLSConfig() (*tls.Config, error) {
 	if !o.TLSEnabled() {
 		return nil, nil
 	}
 	if err := o.ValidateTLS(); err != nil {
 		return nil, err
 	}
-	version, _ := MinTLSVersion(o.MinVersion)
+	version, _ := tlsver.Min(o.MinVersion)
 	cert, err := tls.LoadX509KeyPair(o.Cert, o.Key)
 	if err != nil {
 		return nil, morse.Errorf("tls_cert", "loading %s and %s: %v", o.Cert, o.Key, err)

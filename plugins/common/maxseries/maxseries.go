@@ -1,4 +1,10 @@
-package series
+// Package maxseries holds the max_series option of morse's aggregators, which Telegraf's
+// do not have: an aggregator embeds Bound, so that max_series sits in its own table, and
+// reports through it the metrics it refused because the bound was reached.
+//
+// It lives under plugins/common rather than internal/ because aggregator structs embed it
+// and so export it.
+package maxseries
 
 import (
 	"log/slog"
@@ -21,8 +27,11 @@ type Bound struct {
 	refused *selfstat.Counter
 }
 
-// DefaultBound returns the default bound.
-func DefaultBound() Bound { return Bound{MaxSeries: DefaultMax} }
+// Default is the default of max_series.
+const Default = 100_000
+
+// DefaultBound returns a Bound of Default series.
+func DefaultBound() Bound { return Bound{MaxSeries: Default} }
 
 // Validate checks max_series.
 func (b *Bound) Validate() error {
