@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
@@ -155,8 +156,9 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	startErr := a.startInputs(inputsCtx, fresh)
 	gone := removed(oldOuts, outs)
+	timeout := time.Duration(cfg.Agent.ShutdownTimeout)
 	a.retiring.Go(func() {
-		_ = a.closeOutputs(gone)
+		_ = a.closeOutputsWithin(timeout, gone)
 		for _, ro := range gone {
 			ro.w.UnregisterStats()
 		}
