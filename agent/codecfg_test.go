@@ -225,6 +225,30 @@ func TestReloadSameOutputInstanceNewSettings(t *testing.T) {
 	})
 }
 
+// TestReloadSameInputInstanceNewInterval: a reload that passes the running input's
+// instance again with another interval restarts its gather loop at the new pace without
+// calling Init again.
+func TestReloadSameInputInstanceNewInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in := &initInput{seqInput: seqInput{Count: 1, Name: "seq"}}
+		build := func(every time.Duration) *config.Config {
+			cfg, ic, _ := codeConfig(in, &testutil.ScriptOutput{})
+			ic.Common.Interval = morse.Duration(every)
+			return cfg
+		}
+		a, err := NewAgent(build(time.Second), AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop := startAgent(t, a)
+		<-a.Ready()
+		time.Sleep(2500 * time.Millisecond) // gathers at 0, 1 and 2 s
+		require.NoError(t, a.Reload(context.Background(), build(100*time.Millisecond)))
+		time.Sleep(950 * time.Millisecond) // at once, then every 100 ms
+		require.NoError(t, stop())
+		require.Equal(t, 1, in.inits)
+		require.Equal(t, 3+10, in.n)
+	})
+}
+
 // TestReloadNewOutputInstanceReplacesOld: a new instance with equal settings replaces the
 // old one: the old writer flushes and closes its instance, the new one connects its own,
 // and every metric reaches one of them.
