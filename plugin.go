@@ -37,6 +37,25 @@ type ServiceInput interface {
 
 // Output is a plugin that writes batches of metrics to a sink.
 //
+// The engine calls its methods in this order:
+//
+//   - Init (Initializer), once, before anything else. A reload that keeps the instance,
+//     or passes it again with other settings, does not call it again; one that adds it
+//     back after an earlier reload removed and closed it does.
+//   - Connect, before the first Write. When it fails, the engine buffers and calls it again
+//     before each later attempt, backing off, until it succeeds; Write is never called on
+//     an output whose Connect has not succeeded.
+//   - Write, any number of times. A failed Write does not make the engine call Connect
+//     again: an output whose connection broke reconnects within Write, or returns a
+//     retryable error until it can.
+//   - Close, once, after the last Write, when the agent stops or a reload removes the
+//     output.
+//
+// A reload that passes the same instance again with other settings hands it from the old
+// batch writer to a new one: the old one writes what it holds and calls Close, and only
+// then does the new one call Connect again. So Connect must work after Close, and what is
+// written after it must reach the sink. An instance is never used by two writers at once.
+//
 // Write returns nil when every metric was stored, a *PartialWriteError when the sink stored
 // some and rejected the rest, an error that wraps a *PermanentError when the batch can never
 // succeed, and any other error (optionally wrapping a *RetryableError) when it should be

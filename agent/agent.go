@@ -70,6 +70,8 @@ type Agent struct {
 	// deadLetters holds the open dead-letter files, which a reload's old and new instances
 	// of an output share.
 	deadLetters deadLetterFiles
+	// instances hands an output plugin instance from an old writer to a new one.
+	instances outputInstances
 
 	// clock is the coarse clock given to processors that read the time per metric; Run
 	// runs it while one of them uses it.
@@ -109,8 +111,9 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 		a.inputs = append(a.inputs, ri)
 	}
 	for _, oc := range cfg.Outputs {
-		errs = append(errs, a.setupOutput(oc))
-		a.outputs = append(a.outputs, &runningOutput{cfg: oc})
+		ro, err := a.newRunningOutput(oc)
+		errs = append(errs, err)
+		a.outputs = append(a.outputs, ro)
 	}
 	errs = append(errs, a.setupProcessing(cfg))
 	links, err := findGuards(cfg.Processors, cfg.Outputs)
@@ -166,7 +169,9 @@ func linesPass(outputs []*runningOutput) bool {
 	return writers > 0
 }
 
-func (a *Agent) setupOutput(oc *config.OutputConfig) error {
+// setupOutput gives oc's plugin its logger, precision and stats, and initialises it unless
+// init is false: Init is called once per instance.
+func (a *Agent) setupOutput(oc *config.OutputConfig, init bool) error {
 	if s, ok := oc.Plugin.(morse.LoggerSetter); ok {
 		s.SetLogger(pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel))
 	}
@@ -176,7 +181,7 @@ func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 	if s, ok := oc.Plugin.(morse.SelfStatsSetter); ok {
 		s.SetSelfStats(a.stats) // an output that serializes counts internal_serializer there
 	}
-	if i, ok := oc.Plugin.(morse.Initializer); ok {
+	if i, ok := oc.Plugin.(morse.Initializer); ok && init {
 		if err := i.Init(); err != nil {
 			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)
 		}
@@ -186,10 +191,10 @@ func (a *Agent) setupOutput(oc *config.OutputConfig) error {
 
 // startOutput creates the batch writer of ro, which connects in the background.
 func (a *Agent) startOutput(ro *runningOutput) error {
-	oc := ro.cfg
+	oc, s := ro.cfg, ro.settings
 	opts := batch.Options{
-		BatchSize: oc.BatchSize, FlushInterval: oc.FlushInterval, FlushJitter: oc.FlushJitter,
-		BufferLimit: oc.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
+		BatchSize: s.BatchSize, FlushInterval: s.FlushInterval, FlushJitter: s.FlushJitter,
+		BufferLimit: s.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
 		RetryMaxAge:             time.Duration(oc.Common.RetryMaxAge),
 		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
 		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel),
@@ -197,6 +202,8 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		Stats:                   a.stats, ID: instanceID("outputs", oc.Name, oc.Fingerprint, a.nextPlace()),
 		Totals: &batch.Totals{Written: a.written, Dropped: a.dropped, Rejected: a.rejected, WriteErrors: a.writeErrs},
 		OnDrop: a.onDrop,
+		// The writer that used this instance before, in a reload, closes it first.
+		ConnectAfter: a.instances.handOver(oc.Plugin),
 	}
 	newBuffer, dir, err := a.bufferFor(oc)
 	if err != nil {
@@ -218,6 +225,7 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 		return errors.Join(fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err), ro.closeDeadLetter())
 	}
 	ro.w = w
+	a.instances.started(oc.Plugin, w)
 	return nil
 }
 
@@ -237,13 +245,10 @@ func (a *Agent) startOutputs() error {
 // service manager may be told the agent is ready. It stays open if Run fails to start.
 func (a *Agent) Ready() <-chan struct{} { return a.ready }
 
-// checkConfig fills in the settings cfg leaves to [agent] and checks them, so that settings
-// set anywhere in a program's build of cfg apply.
+// checkConfig computes the settings of cfg's plugins from their Common options and [agent],
+// and checks them, so that settings set anywhere in a program's build of cfg apply.
 func checkConfig(cfg *config.Config) error {
-	if err := cfg.Agent.Validate().Err(); err != nil {
-		return err
-	}
-	return cfg.Inherit()
+	return cfg.Resolve()
 }
 
 // Run starts the outputs and inputs and runs until ctx ends, then shuts down: inputs stop

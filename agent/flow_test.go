@@ -58,7 +58,7 @@ func TestWaitForRoomOnlyForOutputsTheInputFeeds(t *testing.T) {
 		cfg.AddInput("pb", pb)
 		slow := &blockedOutput{release: make(chan struct{})}
 		oa := cfg.AddOutput("slow", slow)
-		oa.BatchSize, oa.BufferLimit = 10, 100
+		oa.Common.MetricBatchSize, oa.Common.MetricBufferLimit = 10, 100
 		f, err := filter.New(filter.Config{NamePass: []string{"a"}})
 		require.NoError(t, err)
 		oa.Filter = f
@@ -128,7 +128,9 @@ func TestPrecisionAsTelegraf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config.DefaultConfig()
 			cfg.Agent.Interval = morse.Duration(tc.interval)
-			ri := &runningInput{cfg: &config.InputConfig{}, agent: &Agent{cfg: cfg}}
+			ic := cfg.AddInput("seq", &seqInput{})
+			require.NoError(t, cfg.Resolve())
+			ri := &runningInput{cfg: ic, agent: &Agent{cfg: cfg}, every: ic.Interval()}
 			acc := ri.outputAccumulator()
 			if tc.service {
 				acc = acc.forService()

@@ -57,7 +57,7 @@ func TestStuckNamesWedgedLoopsOnly(t *testing.T) {
 		cfg.Agent.OmitHostname, cfg.Agent.RoundInterval = true, false
 		cfg.AddInput("wedged", &wedgedInput{release: release})
 		cfg.AddInput("seq", &seqInput{Count: 1, Name: "m"})
-		cfg.AddOutput("wedged", &wedgedOutput{release: release}).FlushInterval = time.Second
+		cfg.AddOutput("wedged", &wedgedOutput{release: release}).Common.FlushInterval = morse.Duration(time.Second)
 		a, err = NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
 		require.NoError(t, err)
 		stop = runAgent(t, a)

@@ -24,8 +24,12 @@ import (
 type runningInput struct {
 	cfg   *config.InputConfig
 	agent *Agent
-	log   *slog.Logger
-	tags  []morse.Tag // the input's own [inputs.x.tags], sorted
+	// every and identity are the config's Interval and Identity when the input was set up:
+	// a program may resolve the same config again for a reload.
+	every    time.Duration
+	identity string
+	log      *slog.Logger
+	tags     []morse.Tag // the input's own [inputs.x.tags], sorted
 
 	series                               *selfstat.Series      // internal_gather of this input
 	pluginStats                          *selfstat.PluginStats // the plugin's own counters, if it keeps any
@@ -51,8 +55,12 @@ type runningInput struct {
 	pending morse.ServiceInput
 }
 
+// newRunningInput prepares ic's input: logger, stats and Init. Init is left out for an
+// instance that a running input already is, which a reload passes again with other
+// settings: it was initialised once, and Init is called once per instance.
 func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
-	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second)}
+	ri := &runningInput{cfg: ic, agent: a, errLog: throttle.New(30 * time.Second),
+		every: ic.Interval(), identity: ic.Identity()}
 	ri.log = pluginLogger(a.log, "inputs", ic.Name, ic.Common.Alias, ic.Common.LogLevel)
 	ri.tags = sortedTags(ic.Common.Tags)
 	st := ri.statTags()
@@ -71,7 +79,7 @@ func (a *Agent) newRunningInput(ic *config.InputConfig) (*runningInput, error) {
 	if s, ok := ic.Plugin.(morse.SelfStatsSetter); ok {
 		s.SetSelfStats(a.stats)
 	}
-	if i, ok := ic.Plugin.(morse.Initializer); ok {
+	if i, ok := ic.Plugin.(morse.Initializer); ok && !a.inputRuns(ic.Plugin) {
 		if err := i.Init(); err != nil {
 			return ri, fmt.Errorf("inputs.%s (%s): init: %w", ic.Name, ic.Source, err)
 		}
@@ -88,12 +96,7 @@ func (ri *runningInput) statTags() map[string]string {
 	return st
 }
 
-func (ri *runningInput) interval() time.Duration {
-	if ri.cfg.Interval > 0 {
-		return ri.cfg.Interval
-	}
-	return time.Duration(ri.agent.cfg.Agent.Interval)
-}
+func (ri *runningInput) interval() time.Duration { return ri.every }
 
 // start starts a service input and the gather loop.
 func (ri *runningInput) start(parent context.Context) error {

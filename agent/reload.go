@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
@@ -12,7 +13,11 @@ import (
 
 // runningOutput is one configured output inside the agent: its filter and its BatchWriter.
 type runningOutput struct {
-	cfg        *config.OutputConfig
+	cfg *config.OutputConfig
+	// settings and identity are the config's when the output was set up: a program may
+	// resolve the same config again for a reload.
+	settings   config.OutputSettings
+	identity   string
 	w          *batch.Writer
 	deadLetter *batch.DeadLetterFile // nil without dead_letter_file
 	// releaseDeadLetter gives back the output's hold on its dead-letter file, which may be
@@ -152,8 +157,9 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	}
 	startErr := a.startInputs(inputsCtx, fresh)
 	gone := removed(oldOuts, outs)
+	timeout := time.Duration(cfg.Agent.ShutdownTimeout)
 	a.retiring.Go(func() {
-		_ = a.closeOutputs(gone)
+		_ = a.closeOutputsWithin(timeout, gone)
 		for _, ro := range gone {
 			ro.w.UnregisterStats()
 		}
@@ -191,12 +197,16 @@ func reuse[C any, R any](running []R, configs []C, same func(R, C) bool, build f
 // (not yet started).
 func (a *Agent) reuseOutputs(cfg *config.Config) ([]*runningOutput, []bool, error) {
 	same := func(ro *runningOutput, oc *config.OutputConfig) bool {
-		return ro.cfg.Name == oc.Name && oc.Fingerprint != "" && ro.cfg.Fingerprint == oc.Fingerprint
+		return ro.cfg.Name == oc.Name && ro.identity == oc.Identity()
 	}
-	build := func(oc *config.OutputConfig) (*runningOutput, error) {
-		return &runningOutput{cfg: oc}, a.setupOutput(oc)
-	}
-	return reuse(a.outputs, cfg.Outputs, same, build)
+	return reuse(a.outputs, cfg.Outputs, same, a.newRunningOutput)
+}
+
+// newRunningOutput prepares oc's output, not yet started. An instance that this agent's
+// writers already use is not initialised again.
+func (a *Agent) newRunningOutput(oc *config.OutputConfig) (*runningOutput, error) {
+	ro := &runningOutput{cfg: oc, settings: oc.Settings(), identity: oc.Identity()}
+	return ro, a.setupOutput(oc, !a.instances.known(oc.Plugin))
 }
 
 // reuseInputs keeps running inputs whose config did not change and prepares the others. An
@@ -204,7 +214,7 @@ func (a *Agent) reuseOutputs(cfg *config.Config) ([]*runningOutput, []bool, erro
 // of Telegraf starts every plugin afresh.
 func (a *Agent) reuseInputs(cfg *config.Config) ([]*runningInput, []bool, error) {
 	same := func(ri *runningInput, ic *config.InputConfig) bool {
-		return ri.cancel != nil && ri.cfg.Name == ic.Name && ic.Fingerprint != "" && ri.cfg.Fingerprint == ic.Fingerprint
+		return ri.cancel != nil && ri.cfg.Name == ic.Name && ri.identity == ic.Identity()
 	}
 	return reuse(a.inputs, cfg.Inputs, same, a.newRunningInput)
 }

@@ -69,7 +69,12 @@ func stopAll(inputs []*runningInput) {
 // closeOutputs flushes and closes outputs within shutdown_timeout from now; see
 // closeOutputsBy.
 func (a *Agent) closeOutputs(outputs []*runningOutput) error {
-	timeout := time.Duration(a.cfg.Agent.ShutdownTimeout)
+	return a.closeOutputsWithin(time.Duration(a.cfg.Agent.ShutdownTimeout), outputs)
+}
+
+// closeOutputsWithin is closeOutputs with the timeout given, for a goroutine that must not
+// read a.cfg, which the next reload replaces.
+func (a *Agent) closeOutputsWithin(timeout time.Duration, outputs []*runningOutput) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	hard, cancelHard := context.WithTimeout(context.Background(), timeout+hardGrace)

@@ -2,7 +2,10 @@ package batch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -42,4 +45,60 @@ func ExampleWriter() {
 	// Output:
 	// requests,path=/api count=1i,latency=0.012 1700000000000000000
 	// written: 1
+}
+
+// pickyOutput stores the metrics whose value is positive and refuses the others for good,
+// as a sink that validates each point does.
+type pickyOutput struct{}
+
+func (pickyOutput) Connect(context.Context) error { return nil }
+func (pickyOutput) Close() error                  { return nil }
+
+func (pickyOutput) Write(_ context.Context, batch []morse.Metric) error {
+	var refused []int
+	for i, m := range batch {
+		if v, _ := m.Field("value"); v.Int() <= 0 {
+			refused = append(refused, i)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	// Indices say which metrics were refused; a sink that knows only how many sets Dropped.
+	return &morse.PartialWriteError{Dropped: len(refused), Indices: refused,
+		Reason: morse.ReasonUnableToParse, Err: errors.New("value must be positive")}
+}
+
+// ExampleDropEvent handles a partial write: the sink stored some metrics of a batch and
+// refused the rest for good. The refused ones reach OnDrop with the sink's reason, are
+// counted as dropped and are never retried; the rest count as written.
+func ExampleDropEvent() {
+	w, err := batch.NewWriter(pickyOutput{}, batch.Options{
+		OnDrop: func(ev batch.DropEvent) {
+			var pw *morse.PartialWriteError
+			if errors.As(ev.Err, &pw) { // a partial write: the rest of the batch was stored
+				fmt.Printf("sink refused %d of the batch: %v\n", pw.Dropped, pw.Err)
+			}
+			for _, m := range ev.Metrics { // exactly the refused ones, since the sink said which
+				fmt.Printf("dropped %s (%s)\n", m.Name(), ev.Reason)
+			}
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		panic(err)
+	}
+	for i, v := range []int64{3, -1, 7} {
+		_ = w.Write(morse.NewMetric(fmt.Sprintf("m%d", i), nil,
+			[]morse.Field{{Key: "value", Value: morse.Int(v)}}, time.Unix(1700000000, 0)))
+	}
+	if err := w.Close(context.Background()); err != nil { // flushes the batch
+		panic(err)
+	}
+	st := w.Stats()
+	fmt.Println("written:", st.Written, "dropped:", st.Dropped)
+	// Output:
+	// sink refused 1 of the batch: value must be positive
+	// dropped m1 (unable_to_parse)
+	// written: 2 dropped: 1
 }

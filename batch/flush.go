@@ -269,6 +269,9 @@ func release(fs []flight) {
 func (w *Writer) run(ctx context.Context) {
 	defer close(w.done)
 	defer w.sched.close()
+	if !w.awaitTurn(ctx) {
+		return
+	}
 	for {
 		if !w.sched.wait(w.stopping, w.flushDue) {
 			w.drain(ctx)
@@ -286,6 +289,21 @@ func (w *Writer) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// awaitTurn holds the flush loop, while the buffer fills, until the writer that used the
+// output before has closed it (Options.ConnectAfter). A soft shutdown waits for that too, to
+// drain what is buffered; the hard one gives up, and the output is left untouched.
+func (w *Writer) awaitTurn(ctx context.Context) bool {
+	if w.opts.ConnectAfter != nil {
+		select {
+		case <-w.opts.ConnectAfter:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	w.hadTurn.Store(true)
+	return true
 }
 
 // flushDue reports whether the flush loop should write now rather than at the next interval:

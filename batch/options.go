@@ -89,6 +89,12 @@ type Options struct {
 	// it: Validate (morse.Validator), SetLogger (morse.LoggerSetter), then Init
 	// (morse.Initializer).
 	Initialized bool
+	// ConnectAfter, when set, holds the writer's first Connect, and so every Write and its
+	// Close of the output, until the channel is closed: pass the Closed channel of another
+	// Writer that still uses the same Output, so that the old writer's last Write and Close
+	// come before the new one's Connect. The writer buffers meanwhile. A writer closed
+	// before its turn never touches the output, and counts what it holds as unsent.
+	ConnectAfter <-chan struct{}
 
 	// Stats is the registry of the self-metrics (internal_write); a private one if nil.
 	Stats *selfstat.Registry

@@ -69,6 +69,8 @@ type Writer struct {
 
 	stopping chan struct{} // closed when Close begins: the soft shutdown
 	done     chan struct{} // closed when the flush goroutine has ended
+	closedCh chan struct{} // closed when Close has returned (Closed)
+	hadTurn  atomic.Bool   // Options.ConnectAfter let the flush loop use the output
 	hardStop context.CancelFunc
 
 	closed    atomic.Bool
@@ -100,6 +102,7 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 		out: out, opts: opts, log: log,
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
+		closedCh: make(chan struct{}),
 		retryLog: throttle.New(10 * time.Second),
 	}
 	tags := map[string]string{"output": opts.Name}
@@ -305,13 +308,20 @@ func (w *Writer) Close(ctx context.Context) error {
 		if mb, ok := w.buf.(*MemoryBuffer); ok {
 			mb.leaveBudget() // and with it what an abandoned write still has in flight
 		}
-		if err := w.out.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("output %s: close: %w", w.opts.Name, err))
+		if w.hadTurn.Load() { // else the writer before still uses the output
+			if err := w.out.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("output %s: close: %w", w.opts.Name, err))
+			}
 		}
 		w.closeErr = errors.Join(errs...)
+		close(w.closedCh)
 	})
 	return w.closeErr
 }
+
+// Closed is closed once Close has returned: the writer has written its last batch and
+// closed the output. A new Writer of the same Output waits for it (Options.ConnectAfter).
+func (w *Writer) Closed() <-chan struct{} { return w.closedCh }
 
 // abandonAfter is how long the hard shutdown waits for a write to return once its context
 // is cancelled. An output's Write must return soon after; one that ignores its context

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -25,40 +24,48 @@ type Config struct {
 
 // InputConfig is one configured input.
 type InputConfig struct {
-	Name   string         // the NAME of [[inputs.NAME]]
-	Common InputCommon    // the options every input has
-	Plugin morse.Input    // the plugin, decoded and validated but not yet initialised
-	Filter *filter.Filter // nil when the input has no filter
-	Source string         // "file:line" of the table's header, for logs
-	// Interval is the effective gather interval: Common.Interval or [agent] interval. Zero
-	// inherits [agent] interval when the agent starts (see Config.Inherit).
-	Interval time.Duration
-	// Fingerprint is equal for equal tables with an equal effective interval.
+	Name   string      // the NAME of [[inputs.NAME]]
+	Common InputCommon // the options every input has: the one place to set them
+	Plugin morse.Input // the plugin, decoded and validated but not yet initialised
+	// Filter is compiled from Common.Filter by Load and Resolve; a program may set it
+	// instead, with Common.Filter left empty. nil passes everything.
+	Filter *filter.Filter
+	Source string // "file:line" of the table's header, or "code", for logs
+	// Fingerprint is set by Load: equal for equal tables with an equal effective interval.
+	// A config built in code leaves it empty; the plugin instance then says which input it
+	// is (see Identity).
 	Fingerprint string
+
+	resolved // set by Config.Resolve
 }
 
-// OutputConfig is one configured output with its effective flush and buffer settings.
+// OutputConfig is one configured output.
 type OutputConfig struct {
-	Name   string         // the NAME of [[outputs.NAME]]
-	Common OutputCommon   // the options every output has, as written
-	Plugin morse.Output   // the plugin, decoded and validated but not yet connected
-	Filter *filter.Filter // nil when the output has no filter
-	Source string         // "file:line" of the table's header, for logs
-	// Fingerprint is equal when the table's content after substitution and the effective
-	// settings below are equal. A reload keeps the running output, with its buffer, when its
-	// fingerprint did not change. Settings inherited from [agent] are part of it, because an
-	// output running with stale settings would be a silent surprise.
+	Name   string       // the NAME of [[outputs.NAME]]
+	Common OutputCommon // the options every output has: the one place to set them
+	Plugin morse.Output // the plugin, decoded and validated but not yet connected
+	// Filter is compiled from Common.Filter by Load and Resolve; a program may set it
+	// instead, with Common.Filter left empty. nil passes everything.
+	Filter *filter.Filter
+	Source string // "file:line" of the table's header, or "code", for logs
+	// Fingerprint is set by Load: equal when the table's content after substitution and
+	// the effective settings are equal. Settings inherited from [agent] are part of it,
+	// because an output running with stale settings would be a silent surprise. A config
+	// built in code leaves it empty; the plugin instance then says which output it is (see
+	// Identity).
 	Fingerprint string
 
-	// The effective flush and buffer settings. A zero value inherits the [agent] setting
-	// when the agent starts (see Config.Inherit); so does a zero FlushJitter unless
-	// FlushJitterSet says that zero was meant.
-	FlushInterval  time.Duration // flush_interval
-	FlushJitter    time.Duration // flush_jitter
-	FlushJitterSet bool          // FlushJitter applies even when it is zero
-	BatchSize      int           // metric_batch_size
-	BufferLimit    int           // metric_buffer_limit
+	resolved // set by Config.Resolve
+	settings OutputSettings
 }
+
+// Interval is the input's effective gather interval: Common.Interval, or [agent] interval
+// when that is zero. Config.Resolve computes it; it is zero before.
+func (ic *InputConfig) Interval() time.Duration { return ic.interval }
+
+// Settings are the output's effective flush and buffer settings: each Common option, or
+// the [agent] one that it leaves unset. Config.Resolve computes them; they are zero before.
+func (oc *OutputConfig) Settings() OutputSettings { return oc.settings }
 
 // DefaultConfig returns a config with the [agent] defaults and no plugin, for building an
 // agent in code with AddInput and AddOutput.
@@ -66,59 +73,22 @@ func DefaultConfig() *Config {
 	return &Config{GlobalTags: map[string]string{}, Agent: DefaultAgentConfig()}
 }
 
-// AddInput appends an input and returns it for further changes. Settings it leaves at zero
-// inherit from c.Agent when the agent starts, so c.Agent may be set before or after.
+// AddInput appends an input and returns it for further changes to its Common options.
+// Options it leaves unset inherit from c.Agent when the agent starts, so c.Agent may be set
+// before or after.
 func (c *Config) AddInput(name string, in morse.Input) *InputConfig {
 	ic := &InputConfig{Name: name, Plugin: in, Source: "code"}
 	c.Inputs = append(c.Inputs, ic)
 	return ic
 }
 
-// AddOutput appends an output and returns it for further changes. Settings it leaves at zero
-// inherit from c.Agent when the agent starts, so c.Agent may be set before or after.
+// AddOutput appends an output and returns it for further changes to its Common options.
+// Options it leaves unset inherit from c.Agent when the agent starts, so c.Agent may be set
+// before or after.
 func (c *Config) AddOutput(name string, out morse.Output) *OutputConfig {
 	oc := &OutputConfig{Name: name, Plugin: out, Source: "code"}
 	c.Outputs = append(c.Outputs, oc)
 	return oc
-}
-
-// Inherit fills in every setting that an input or output leaves to [agent], then checks the
-// rules between them. The agent calls it when it starts and on every reload, so a program
-// that builds a config in code may set c.Agent at any point before that. A config from Load
-// has every setting filled in already.
-func (c *Config) Inherit() error {
-	a := c.Agent
-	var errs []error
-	for _, ic := range c.Inputs {
-		if ic.Interval == 0 {
-			ic.Interval = time.Duration(a.Interval)
-		}
-		jitter := time.Duration(a.CollectionJitter)
-		if j := ic.Common.CollectionJitter; j != nil {
-			jitter = time.Duration(*j) // the input's own replaces [agent]'s, "0s" included
-		}
-		if jitter < 0 || ic.Interval <= jitter {
-			errs = append(errs, fmt.Errorf("inputs.%s (%s): collection_jitter %s must be at least 0 and smaller than interval %s",
-				ic.Name, ic.Source, jitter, ic.Interval))
-		}
-	}
-	for _, oc := range c.Outputs {
-		oc.FlushInterval = cmp.Or(oc.FlushInterval, time.Duration(a.FlushInterval))
-		if !oc.FlushJitterSet && oc.FlushJitter == 0 {
-			oc.FlushJitter = time.Duration(a.FlushJitter)
-		}
-		oc.BatchSize = cmp.Or(oc.BatchSize, a.MetricBatchSize)
-		oc.BufferLimit = cmp.Or(oc.BufferLimit, a.MetricBufferLimit)
-		if oc.FlushJitter < 0 || oc.FlushJitter >= oc.FlushInterval {
-			errs = append(errs, fmt.Errorf("outputs.%s (%s): flush_jitter %s must be at least 0 and smaller than flush_interval %s",
-				oc.Name, oc.Source, oc.FlushJitter, oc.FlushInterval))
-		}
-		if oc.BatchSize < 1 || oc.BufferLimit < oc.BatchSize {
-			errs = append(errs, fmt.Errorf("outputs.%s (%s): metric_buffer_limit %d must be at least metric_batch_size %d, which must be positive",
-				oc.Name, oc.Source, oc.BufferLimit, oc.BatchSize))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Load reads, checks and builds the config: every plugin is looked up in the registry,
@@ -141,6 +111,9 @@ func Load(opts Options) (*Config, error) {
 	cfg.Processors = buildAll(reg, f.Processors, buildProcessor, &errs)
 	cfg.Aggregators = buildAll(reg, f.Aggregators, buildAggregator, &errs)
 	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Resolve(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -171,8 +144,8 @@ func buildInput(reg *morse.Registry, p *Plugin) (*InputConfig, Errors) {
 	errs = append(errs, ferrs...)
 	return &InputConfig{
 		Name: p.Name, Common: p.Input, Plugin: plugin, Filter: filter, Source: p.Source(),
-		Interval:    p.Interval,
 		Fingerprint: combineFingerprint(p.Fingerprint, p.Interval),
+		resolved:    resolved{compiled: filter, from: p.Input.Filter},
 	}, errs
 }
 
@@ -188,9 +161,8 @@ func buildOutput(reg *morse.Registry, p *Plugin) (*OutputConfig, Errors) {
 	s := p.Settings
 	return &OutputConfig{
 		Name: p.Name, Common: p.Output, Plugin: plugin, Filter: filter, Source: p.Source(),
-		Fingerprint:   combineFingerprint(p.Fingerprint, s.FlushInterval, s.FlushJitter, s.BatchSize, s.BufferLimit),
-		FlushInterval: s.FlushInterval, FlushJitter: s.FlushJitter, FlushJitterSet: true,
-		BatchSize: s.BatchSize, BufferLimit: s.BufferLimit,
+		Fingerprint: combineFingerprint(p.Fingerprint, s.FlushInterval, s.FlushJitter, s.BatchSize, s.BufferLimit),
+		resolved:    resolved{compiled: filter, from: p.Output.Filter},
 	}, errs
 }
 

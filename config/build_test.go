@@ -194,12 +194,12 @@ func describeConfig(cfg *Config) string {
 	fmt.Fprintf(&b, "global_tags: %s\n", describeValue(reflect.ValueOf(cfg.GlobalTags)))
 	for _, o := range cfg.Outputs {
 		fmt.Fprintf(&b, "output %s at %s: flush_interval=%s flush_jitter=%s batch=%d buffer=%d filter=%t\n",
-			o.Name, o.Source, o.FlushInterval, o.FlushJitter, o.BatchSize, o.BufferLimit, o.Filter != nil)
+			o.Name, o.Source, o.Settings().FlushInterval, o.Settings().FlushJitter, o.Settings().BatchSize, o.Settings().BufferLimit, o.Filter != nil)
 		fmt.Fprintf(&b, "  common: %s\n  plugin: %s\n",
 			describeValue(reflect.ValueOf(o.Common)), describeValue(reflect.ValueOf(o.Plugin)))
 	}
 	for _, in := range cfg.Inputs {
-		fmt.Fprintf(&b, "input %s at %s: interval=%s filter=%t\n", in.Name, in.Source, in.Interval, in.Filter != nil)
+		fmt.Fprintf(&b, "input %s at %s: interval=%s filter=%t\n", in.Name, in.Source, in.Interval(), in.Filter != nil)
 		fmt.Fprintf(&b, "  common: %s\n  plugin: %s\n",
 			describeValue(reflect.ValueOf(in.Common)), describeValue(reflect.ValueOf(in.Plugin)))
 	}
@@ -302,29 +302,28 @@ func TestConfigDefaultAndAddPlugins(t *testing.T) {
 	cfg.Agent.FlushInterval = morse.Duration(2 * time.Second)
 	cfg.Agent.FlushJitter = morse.Duration(time.Second)
 	jitterOff := cfg.AddOutput("nullout", cfgNullOutput{})
-	jitterOff.FlushJitterSet = true // zero meant: no jitter for this one
-	require.NoError(t, cfg.Inherit())
-	require.Equal(t, 2*time.Second, oc.FlushInterval)
-	require.Equal(t, time.Second, oc.FlushJitter)
-	require.Zero(t, jitterOff.FlushJitter)
-	require.Equal(t, 1000, oc.BatchSize)
-	require.Equal(t, 10000, oc.BufferLimit)
-	require.Equal(t, 10*time.Second, ic.Interval)
+	off := morse.Duration(0)
+	jitterOff.Common.FlushJitter = &off // zero meant: no jitter for this one
+	require.NoError(t, cfg.Resolve())
+	require.Equal(t, OutputSettings{FlushInterval: 2 * time.Second, FlushJitter: time.Second, BatchSize: 1000, BufferLimit: 10000},
+		oc.Settings())
+	require.Zero(t, jitterOff.Settings().FlushJitter)
+	require.Equal(t, 10*time.Second, ic.Interval())
 	require.Equal(t, []*OutputConfig{oc, jitterOff}, cfg.Outputs)
 	require.Equal(t, []*InputConfig{ic}, cfg.Inputs)
 }
 
-func TestConfigInheritReportsEveryProblem(t *testing.T) {
+func TestConfigResolveReportsEveryProblem(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.AddInput("quiet", cfgQuietInput{})
 	oc := cfg.AddOutput("nullout", cfgNullOutput{})
-	oc.BatchSize, oc.BufferLimit = 500, 100
+	oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = 500, 100
 	cfg.Agent.CollectionJitter = morse.Duration(time.Minute)
 	cfg.Agent.FlushJitter = morse.Duration(time.Minute)
-	err := cfg.Inherit()
-	require.ErrorContains(t, err, "inputs.quiet (code): collection_jitter 1m0s must be at least 0 and smaller than interval 10s")
-	require.ErrorContains(t, err, "outputs.nullout (code): flush_jitter 1m0s must be at least 0 and smaller than flush_interval 10s")
-	require.ErrorContains(t, err, "outputs.nullout (code): metric_buffer_limit 100 must be at least metric_batch_size 500")
+	err := cfg.Resolve()
+	require.ErrorContains(t, err, "agent.collection_jitter: ")
+	require.ErrorContains(t, err, "agent.flush_jitter: ")
+	require.ErrorContains(t, err, "code: outputs[0].metric_buffer_limit: 100 must be at least metric_batch_size (500)")
 }
 
 func TestConfigUnreadableSources(t *testing.T) {

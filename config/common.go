@@ -12,7 +12,9 @@ import (
 // legacyFilterKeys are Telegraf's older filter key names and the keys they stand for.
 var legacyFilterKeys = map[string]string{"fieldpass": "fieldinclude", "fielddrop": "fieldexclude"}
 
-// InputCommon holds the options that every input accepts besides its own.
+// InputCommon holds the options that every input accepts besides its own. It is the one
+// place to set them, in a file or in code: the effective interval is computed from it
+// (InputConfig.Interval).
 type InputCommon struct {
 	// Interval overrides [agent] interval for this input; zero inherits it.
 	Interval morse.Duration `toml:"interval"`
@@ -44,16 +46,18 @@ type InputCommon struct {
 }
 
 // OutputCommon holds the options that every output accepts besides its own. A zero value
-// inherits the [agent] setting, as in Telegraf; flush_jitter is the exception, because
-// "0s" must be able to turn the agent's jitter off for one output. The effective values
-// are in Plugin.Settings.
+// inherits the [agent] setting, as in Telegraf; flush_jitter is a pointer, like an input's
+// collection_jitter, because "0s" must be able to turn the agent's jitter off for one
+// output. It is the one place to set them, in a file or in code: the effective values are
+// computed from it (OutputConfig.Settings).
 type OutputCommon struct {
 	// Alias names this instance in logs and self-metrics.
 	Alias string `toml:"alias"`
 	// FlushInterval overrides [agent] flush_interval.
 	FlushInterval morse.Duration `toml:"flush_interval"`
-	// FlushJitter overrides [agent] flush_jitter when the key is present.
-	FlushJitter morse.Duration `toml:"flush_jitter"`
+	// FlushJitter, when set, replaces [agent] flush_jitter for this output; "0s" turns the
+	// agent's jitter off for it.
+	FlushJitter *morse.Duration `toml:"flush_jitter"`
 	// MetricBatchSize overrides [agent] metric_batch_size.
 	MetricBatchSize int `toml:"metric_batch_size"`
 	// MetricBufferLimit overrides [agent] metric_buffer_limit.
@@ -198,113 +202,6 @@ func (p *Plugin) decodeCommon() []problem {
 		p.Aggregator.Filter = filter
 	}
 	return d.problems
-}
-
-// resolveInput computes the effective gather interval and checks it against [agent].
-func (p *Plugin) resolveInput(a AgentConfig) []problem {
-	var probs []problem
-	c := p.Input
-	p.Interval = time.Duration(a.Interval)
-	jitter, jitterKey := a.CollectionJitter, ", from [agent]"
-	if c.CollectionJitter != nil {
-		jitter, jitterKey = *c.CollectionJitter, ""
-	}
-	if c.Interval > 0 {
-		p.Interval = time.Duration(c.Interval)
-	}
-	switch {
-	case c.Interval < 0:
-		probs = append(probs, problem{"interval", "must not be negative, got " + c.Interval.String()})
-	case jitter < 0:
-		probs = append(probs, problem{"collection_jitter", "must not be negative, got " + jitter.String()})
-	case c.Interval > 0 && jitter >= c.Interval:
-		probs = append(probs, problem{"interval", c.Interval.String() +
-			" must be greater than collection_jitter (" + jitter.String() + jitterKey + ")"})
-	case c.Interval <= 0 && c.CollectionJitter != nil && jitter >= a.Interval:
-		probs = append(probs, problem{"collection_jitter", jitter.String() +
-			" must be smaller than interval (" + a.Interval.String() + ", from [agent])"})
-	}
-	for _, d := range []struct {
-		key string
-		v   morse.Duration
-	}{{"collection_offset", c.CollectionOffset}, {"precision", c.Precision}} {
-		if d.v < 0 {
-			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
-		}
-	}
-	return probs
-}
-
-// resolveOutput computes the effective flush and buffer settings and checks the rules between
-// them, placing each problem on a key that the output's table sets.
-func (p *Plugin) resolveOutput(a AgentConfig) []problem {
-	probs := negativeOutputOptions(p.Output)
-	probs = append(probs, p.Output.BufferConfig.Over(a.BufferConfig).problems()...)
-	bad := func(key, msg string) { probs = append(probs, problem{key, msg}) }
-	c := p.Output
-	s := OutputSettings{
-		FlushInterval: time.Duration(a.FlushInterval), FlushJitter: time.Duration(a.FlushJitter),
-		BatchSize: a.MetricBatchSize, BufferLimit: a.MetricBufferLimit,
-	}
-	hasInterval, hasJitter := c.FlushInterval > 0, p.has("flush_jitter") && c.FlushJitter >= 0
-	hasBatch, hasBuffer := c.MetricBatchSize > 0, c.MetricBufferLimit > 0
-	if hasInterval {
-		s.FlushInterval = time.Duration(c.FlushInterval)
-	}
-	if hasJitter {
-		s.FlushJitter = time.Duration(c.FlushJitter)
-	}
-	if hasBatch {
-		s.BatchSize = c.MetricBatchSize
-	}
-	if hasBuffer {
-		s.BufferLimit = c.MetricBufferLimit
-	}
-	p.Settings = s
-
-	if (hasInterval || hasJitter) && s.FlushJitter >= s.FlushInterval {
-		if hasJitter {
-			bad("flush_jitter", s.FlushJitter.String()+" must be smaller than flush_interval ("+
-				s.FlushInterval.String()+fromAgent(!hasInterval)+")")
-		} else {
-			bad("flush_interval", s.FlushInterval.String()+" must be greater than flush_jitter ("+
-				s.FlushJitter.String()+fromAgent(true)+")")
-		}
-	}
-	if (hasBatch || hasBuffer) && s.BufferLimit < s.BatchSize {
-		if hasBuffer {
-			bad("metric_buffer_limit", itoa(s.BufferLimit)+" must be at least metric_batch_size ("+
-				itoa(s.BatchSize)+fromAgent(!hasBatch)+")")
-		} else {
-			bad("metric_batch_size", itoa(s.BatchSize)+" must not exceed metric_buffer_limit ("+
-				itoa(s.BufferLimit)+fromAgent(true)+")")
-		}
-	}
-	return probs
-}
-
-// negativeOutputOptions reports the options that must not be negative. A negative value then
-// inherits the agent's, so that the checks between options do not repeat the problem.
-func negativeOutputOptions(c OutputCommon) []problem {
-	var probs []problem
-	for _, d := range []struct {
-		key string
-		v   morse.Duration
-	}{{"flush_interval", c.FlushInterval}, {"flush_jitter", c.FlushJitter}, {"retry_max_age", c.RetryMaxAge},
-		{"unauthorized_retry_max_age", c.UnauthorizedRetryMaxAge}} {
-		if d.v < 0 {
-			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
-		}
-	}
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{"metric_batch_size", c.MetricBatchSize}, {"metric_buffer_limit", c.MetricBufferLimit}, {"dead_letter_max_size", int(c.DeadLetterMaxSize)}} {
-		if n.v < 0 {
-			probs = append(probs, problem{n.key, "must not be negative, got " + itoa(n.v)})
-		}
-	}
-	return probs
 }
 
 func fromAgent(inherited bool) string {

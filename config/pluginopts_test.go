@@ -113,9 +113,9 @@ func TestInputJitterAgainstItsOwnInterval(t *testing.T) {
 	c := DefaultConfig()
 	c.Agent.Interval, c.Agent.CollectionJitter = morse.Duration(10*time.Second), morse.Duration(5*time.Second)
 	off := morse.Duration(0)
-	in := c.AddInput("fast", nil)
-	in.Interval, in.Common.CollectionJitter = 2*time.Second, &off
-	require.NoError(t, c.Inherit())
+	in := c.AddInput("fast", cfgQuietInput{})
+	in.Common.Interval, in.Common.CollectionJitter = morse.Duration(2*time.Second), &off
+	require.NoError(t, c.Resolve())
 	in.Common.CollectionJitter = nil
-	require.ErrorContains(t, c.Inherit(), "collection_jitter 5s must be at least 0 and smaller than interval 2s")
+	require.EqualError(t, c.Resolve(), "code: inputs[0].interval: 2s must be greater than collection_jitter (5s, from [agent])")
 }

@@ -108,7 +108,7 @@ func replayFile(path string, oc *config.OutputConfig, timeout time.Duration, log
 		parseErrs = errors.Join(parseErrs, fmt.Errorf("line %d: %w", le.Line, le))
 	})
 	w, err := batch.NewWriter(oc.Plugin, batch.Options{
-		BatchSize: oc.BatchSize, BufferLimit: max(len(ms), 1), FlushInterval: time.Second,
+		BatchSize: oc.Settings().BatchSize, BufferLimit: max(len(ms), 1), FlushInterval: time.Second,
 		Name: oc.Name, Alias: oc.Common.Alias, Logger: logger,
 	})
 	if err != nil {

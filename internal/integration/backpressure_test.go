@@ -84,7 +84,7 @@ func startBackpressureRig(t *testing.T, transport string) *bpRig {
 	out.Database = "bp"
 	out.SkipDatabaseCreation = true
 	oc := cfg.AddOutput("influxdb", out)
-	oc.BatchSize, oc.BufferLimit = bpBatch, bpBuffer
+	oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = bpBatch, bpBuffer
 
 	r.agent, r.stop = runAgent(t, cfg)
 	select {

@@ -78,7 +78,7 @@ func startOutageRig(t *testing.T, bufferLimit int) *outageRig {
 	out.SkipDatabaseCreation = true
 	out.Timeout = morse.Duration(2 * time.Second)
 	oc := cfg.AddOutput("influxdb", out)
-	oc.FlushInterval, oc.BatchSize, oc.BufferLimit = rigFlush, rigBatch, bufferLimit
+	oc.Common.FlushInterval, oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = morse.Duration(rigFlush), rigBatch, bufferLimit
 
 	r.agent, r.stop = runAgent(t, cfg)
 	require.Eventually(t, func() bool { return len(r.agent.Outputs()) == 1 }, 10*time.Second, time.Millisecond,

@@ -53,7 +53,7 @@ func TestAHungOutputNeverBlocksTheListener(t *testing.T) {
 	cfg.Agent.ShutdownTimeout = morse.Duration(100 * time.Millisecond)
 	cfg.AddInput("influxdb_listener", l)
 	oc := cfg.AddOutput("hung", hungOutput{})
-	oc.BatchSize, oc.BufferLimit, oc.FlushInterval = 10, 100, time.Hour
+	oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit, oc.Common.FlushInterval = 10, 100, morse.Duration(time.Hour)
 	agent := runAgent(t, cfg, l)
 
 	c := newClient(t, l.Addr(), nil)

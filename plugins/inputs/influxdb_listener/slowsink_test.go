@@ -30,7 +30,7 @@ func TestASlowSinkSlowsTheHTTPSender(t *testing.T) {
 		return nil
 	}}
 	oc := cfg.AddOutput("slow", sink)
-	oc.BatchSize, oc.BufferLimit = 500, 2000
+	oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = 500, 2000
 	ag := runAgent(t, cfg, l)
 
 	const senders, bodies, perBody = 2, 10, 1000

@@ -1,0 +1,183 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/filter"
+)
+
+// resolved is what Config.Resolve computes for a plugin.
+type resolved struct {
+	identity string         // see InputConfig.Identity
+	compiled *filter.Filter // the Filter that Load or Resolve compiled from Common.Filter
+	from     filter.Config  // what compiled was compiled from
+	interval time.Duration  // an input's effective gather interval
+}
+
+// Identity says which plugin this is across a reload: a reload keeps the running input, and
+// its listeners, when the new config has one of equal Name and Identity. For a config from
+// Load it is the table's Fingerprint; for one built in code, where no table exists, it is
+// the plugin instance (the same pointer is the same input) with its Common options and
+// Filter. The effective interval is part of both. Config.Resolve computes it.
+func (ic *InputConfig) Identity() string { return ic.identity }
+
+// Identity says which output this is across a reload: a reload keeps the running output,
+// with its buffer, when the new config has one of equal Name and Identity. It is built as
+// InputConfig.Identity is, with the effective flush and buffer settings.
+func (oc *OutputConfig) Identity() string { return oc.identity }
+
+// Resolve computes what every input and output runs with (the effective interval, flush
+// and buffer settings, from its Common options over c.Agent), checks them by the rules that
+// Load applies to a file, compiles Common.Filter, and computes each plugin's Identity. Load,
+// NewAgent and every reload call it, so a program that builds a config in code may change
+// c.Agent or a plugin's Common at any point before the agent starts, and every setting it
+// makes either takes effect or is refused. Each problem is an Error whose key is the path of
+// the field at fault, such as "outputs[0].flush_interval", after the plugin's Source.
+func (c *Config) Resolve() error {
+	var errs Errors
+	for _, e := range c.Agent.Validate() {
+		e.Key = joinPath("agent", e.Key)
+		errs = append(errs, e)
+	}
+	instances := map[string]string{}
+	for i, ic := range c.Inputs {
+		at := indexPath(KindInputs, i)
+		if perrs := checkInstance(instances, ic.Plugin, ic.Source, at); perrs != nil {
+			errs = append(errs, perrs...)
+			continue
+		}
+		iv, probs := inputInterval(ic.Common, c.Agent)
+		errs = append(errs, placeAt(ic.Source, at, probs)...)
+		var ferrs Errors
+		ic.Filter, ferrs = ic.resolved.filter(ic.Filter, ic.Common.Filter, ic.Source, at)
+		errs = append(errs, ferrs...)
+		ic.interval = iv
+		ic.identity = identity(ic.Name, ic.Fingerprint, ic.Plugin, ic.Common, ic.resolved.own(ic.Filter), iv)
+	}
+	deadLetters := map[string]string{}
+	for i, oc := range c.Outputs {
+		at := indexPath(KindOutputs, i)
+		if perrs := checkInstance(instances, oc.Plugin, oc.Source, at); perrs != nil {
+			errs = append(errs, perrs...)
+			continue
+		}
+		s, probs := outputSettings(oc.Common, c.Agent)
+		errs = append(errs, placeAt(oc.Source, at, probs)...)
+		var ferrs Errors
+		oc.Filter, ferrs = oc.resolved.filter(oc.Filter, oc.Common.Filter, oc.Source, at)
+		errs = append(errs, ferrs...)
+		if path := oc.Common.DeadLetterFile; path != "" {
+			if first, ok := deadLetters[DeadLetterKey(path)]; ok {
+				errs = append(errs, placeAt(oc.Source, at, []problem{{"dead_letter_file",
+					fmt.Sprintf("%q is already the dead_letter_file of %s: give each output a file of its own", path, first)}})...)
+			}
+			deadLetters[DeadLetterKey(path)] = at
+		}
+		oc.settings = s
+		oc.identity = identity(oc.Name, oc.Fingerprint, oc.Plugin, oc.Common, oc.resolved.own(oc.Filter),
+			s.FlushInterval, s.FlushJitter, s.BatchSize, s.BufferLimit)
+	}
+	return errs.Err()
+}
+
+// checkInstance refuses a nil plugin and a plugin instance that an earlier input or output
+// of the config already is: one instance cannot serve two writers or gather loops, which
+// would call it concurrently and close it under each other.
+func checkInstance(seen map[string]string, plugin any, source, at string) Errors {
+	if plugin == nil || reflect.ValueOf(plugin).Kind() == reflect.Pointer && reflect.ValueOf(plugin).IsNil() {
+		return placeAt(source, at, []problem{{"", "the plugin is nil"}})
+	}
+	key, ok := instanceKey(plugin)
+	if !ok {
+		return nil // a value: each copy is an instance of its own
+	}
+	if first, dup := seen[key]; dup {
+		return placeAt(source, at, []problem{{"", "is the same plugin instance as " + first +
+			": give each one an instance of its own"}})
+	}
+	seen[key] = at
+	return nil
+}
+
+// filter compiles common into the plugin's Filter. A Filter that the program set itself
+// is kept when common is empty, and refused when it is not, since one of the two would be
+// ignored.
+func (r *resolved) filter(set *filter.Filter, common filter.Config, source, at string) (*filter.Filter, Errors) {
+	if common.IsEmpty() {
+		if set == r.compiled { // compiled from a Common.Filter that is now empty
+			set = nil
+		}
+		r.compiled = set
+		return set, nil
+	}
+	if set != nil && set != r.compiled {
+		return set, placeAt(source, at, []problem{{"Filter", "is set together with Common.Filter: set only one of them"}})
+	}
+	if set != nil && reflect.DeepEqual(common, r.from) {
+		return set, nil // unchanged: the same Filter, so the plugin's identity stays
+	}
+	f, err := filter.New(common)
+	if err != nil {
+		key, msg := "", err.Error()
+		var fe *morse.FieldError
+		if errors.As(err, &fe) {
+			key, msg = fe.Key, fe.Err.Error()
+		}
+		return set, placeAt(source, at, []problem{{key, msg}})
+	}
+	r.compiled, r.from = f, common
+	return f, nil
+}
+
+// own is f when the program set it, nil when it was compiled from Common.Filter, which
+// the identity holds already.
+func (r *resolved) own(f *filter.Filter) *filter.Filter {
+	if f == r.compiled {
+		return nil
+	}
+	return f
+}
+
+// placeAt turns problems keyed by option name into Errors keyed by the option's path in the
+// config, such as "outputs[0].flush_interval".
+func placeAt(source, at string, probs []problem) Errors {
+	var errs Errors
+	for _, p := range probs {
+		errs = append(errs, Error{File: source, Key: joinPath(at, p.Path), Msg: p.Msg})
+	}
+	return errs
+}
+
+// identity is a plugin's Identity: its table's fingerprint when it has one, else its
+// instance, with its common options and filter; then the effective settings.
+func identity(name, fingerprint string, plugin, common any, f *filter.Filter, settings ...any) string {
+	if fingerprint == "" {
+		key, ok := instanceKey(plugin)
+		if !ok {
+			key = fmt.Sprintf("%T=%#v", plugin, plugin) // equal values are the same plugin
+		}
+		opts, err := json.Marshal(common) // maps sorted, pointers followed
+		if err != nil {
+			opts = fmt.Appendf(nil, "%#v", common)
+		}
+		fingerprint = fmt.Sprintf("code:%s:%s:%p", key, opts, f)
+	}
+	return combineFingerprint(name+"\x00"+fingerprint, settings...)
+}
+
+// instanceKey names a plugin whose value is a reference (a pointer, map, chan or func) by
+// its type and address, which stay the same for as long as a config holds it; ok is false
+// for a plugin held by value.
+func instanceKey(plugin any) (string, bool) {
+	v := reflect.ValueOf(plugin)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return fmt.Sprintf("%T@%x", plugin, v.Pointer()), true
+	}
+	return "", false
+}
