@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/morse-agent/morse"
 )
@@ -20,20 +21,30 @@ import (
 // buffer, 32 KiB a write(2): for a batch of a few hundred KB, a dozen system calls, a copy
 // and an allocation per request. A connection of NewTransport's writes such a body whole.
 func NewRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, url, newBody(body))
+	if len(body) == 0 {
+		req, err := http.NewRequestWithContext(ctx, method, url, http.NoBody)
+		if err != nil {
+			return nil, err
+		}
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return req, nil
+	}
+	refs := &bodyRefs{}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, refsKey{}, refs), method, url, refs.body(body))
 	if err != nil {
 		return nil, err
 	}
 	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return newBody(body), nil }
-	if len(body) == 0 {
-		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
-	}
+	req.GetBody = func() (io.ReadCloser, error) { return refs.body(body), nil }
 	return req, nil
 }
 
-// memBody is a request body held in memory.
-type memBody struct{ r bytes.Reader }
+// memBody is a request body held in memory. refs, when set, learns of its Close (Released).
+type memBody struct {
+	r    bytes.Reader
+	refs *bodyRefs
+	once sync.Once
+}
 
 func newBody(b []byte) *memBody {
 	body := &memBody{}
@@ -50,8 +61,13 @@ func (b *memBody) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
 // Len is how much of the body is left.
 func (b *memBody) Len() int { return b.r.Len() }
 
-// Close does nothing: the body is memory.
-func (b *memBody) Close() error { return nil }
+// Close tells the request, once, that the transport is done with this body.
+func (b *memBody) Close() error {
+	if b.refs != nil {
+		b.once.Do(b.refs.release)
+	}
+	return nil
+}
 
 // conn is a connection that writes a memBody whole when net/http copies one into it.
 type conn struct{ net.Conn }

@@ -250,6 +250,7 @@ func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []b
 	if err != nil {
 		return answer{}, err
 	}
+	defer httpout.Released(req) // after the answer is closed: the caller reuses body
 	o.setHeaders(req)
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	if o.ContentEncoding == "gzip" {

@@ -233,6 +233,7 @@ func (o *InfluxDBv2) send(ctx context.Context, t *target, bucket string, body []
 	if err != nil {
 		return answer{}, err
 	}
+	defer httpout.Released(req) // after the answer is closed: the caller reuses body
 	o.setHeaders(req)
 	resp, err := t.client.Do(req)
 	if err != nil {

@@ -136,6 +136,7 @@ func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer httpout.Released(req) // after the answer is closed: the caller reuses body
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	if o.UserAgent != "" {
 		req.Header.Set("User-Agent", o.UserAgent)
