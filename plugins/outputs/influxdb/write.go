@@ -149,7 +149,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 			err = o.post(ctx, key, body, lines, plainLen) // the same bytes, only read again
 		}
 	}
-	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
+	if errors.Is(err, httpout.ErrTooLarge) && len(metrics) > 1 {
 		return o.writeHalves(ctx, s, key, metrics)
 	}
 	err = o.completeRetention(ctx, key, metrics, err, lines)
