@@ -23,7 +23,10 @@
 //     413 (ErrTooLarge); Unauthorized for an error type's match of morse.ErrUnauthorized;
 //     StatusError, the error of a server that says no more than a status and a message, and
 //     NewStatusError; ReadAnswer, an answer's body read within a bound and drained.
-//   - failover.go: Failover, which of several URLs a write starts at.
+//   - send.go: Send, one request and its answer within a timeout of its own; WriteTimeout,
+//     the bound of a write of several such requests; RedactURL, a URL without credentials.
+//   - failover.go: Failover, which of several URLs a write starts at, and Post, one request
+//     sent to the first URL that answers, with the failover logged and the error of none.
 //   - route.go: Groups, a batch split by a key with each metric's position kept, and ByTag,
 //     by a tag's value (database_tag, bucket_tag).
 //   - tally.go: Tally, Each, EachGroup and Halves, which add up the outcomes of the pieces of

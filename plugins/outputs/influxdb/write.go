@@ -3,7 +3,6 @@ package influxdb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -51,17 +50,10 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 }
 
 // WriteTimeout bounds a write attempt by the timeout option, but never below the batch
-// writer's default of 30 s: a write may take several requests, each bounded by timeout on
-// its own (a URL that does not answer, then the next of urls; one per routed database; the
-// database's creation; 413 halves), and they need room together. With a bound equal to
-// timeout, a first URL that accepts and never answers used up the write, and the next URL
-// was never tried. A longer timeout is not cut short.
-func (o *InfluxDB) WriteTimeout() time.Duration {
-	return max(time.Duration(o.Timeout), minWriteTimeout)
-}
-
-// minWriteTimeout is the batch writer's default bound of a write (batch.DefaultWriteTimeout).
-const minWriteTimeout = 30 * time.Second
+// writer's default of 30 s (httpout.WriteTimeout): a write may take several requests, each
+// bounded by timeout on its own (a URL that does not answer, then the next of urls; one per
+// routed database; the database's creation; 413 halves).
+func (o *InfluxDB) WriteTimeout() time.Duration { return httpout.WriteTimeout(timeoutOf(o.Timeout)) }
 
 // concurrentWrites is how many batches the agent may have in flight to one InfluxDB output.
 // One is enough when the server answers at once; a few hide a round trip of several
@@ -204,10 +196,10 @@ func (o *InfluxDB) prepare(m morse.Metric) morse.Metric {
 }
 
 // post sends one body, trying the URLs in turn on connection failures, starting with the
-// one that answered last. The first URL that answers decides: its answer is classified, and
-// the other URLs are not tried, because a partial write must not be repeated elsewhere.
-// plainLen is the size of the body before compression, which bounds how much of an error
-// answer is read.
+// one that answered last (httpout.Post). The first URL that answers decides: its answer is
+// classified, and the other URLs are not tried, because a partial write must not be
+// repeated elsewhere. plainLen is the size of the body before compression, which bounds
+// how much of an error answer is read.
 func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, plainLen int) error {
 	q := url.Values{"db": {key.db}}
 	if key.rp != "" {
@@ -217,17 +209,11 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 		q.Set("consistency", o.WriteConsistency)
 	}
 	rawQuery := q.Encode()
-	var a answer
-	idx, failed := o.failover.Do(ctx, len(o.targets), func(i int) error {
-		var err error
-		a, err = o.send(ctx, o.targets[i], rawQuery, body, plainLen)
-		return err
+	a, idx, err := httpout.Post(ctx, &o.failover, "influxdb", len(o.targets), o.writeURL, o.logger, func(i int) (answer, error) {
+		return o.send(ctx, o.targets[i], rawQuery, body, plainLen)
 	})
-	if idx < 0 {
-		return morse.Retryable(fmt.Errorf("influxdb: no URL answered: %w", failed), 0)
-	}
-	if failed != nil {
-		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].write, "error", failed)
+	if err != nil {
+		return err
 	}
 	if a.status/100 == 4 {
 		o.reportTagLimit(a.msg)
@@ -235,32 +221,18 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 	return classifyAnswer(a, o.targets[idx].write, lines)
 }
 
-// send makes one request and reads its answer. Its error is a transport error: refused,
-// reset, timed out.
+// writeURL names the write endpoint of URL i, without credentials.
+func (o *InfluxDB) writeURL(i int) string { return o.targets[i].write }
+
+// send makes one request and reads its answer (httpout.Send). Its error is a transport
+// error: refused, reset, timed out.
 func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []byte, plainLen int) (answer, error) {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeoutOf(o.Timeout))
-		defer cancel()
-	}
 	u := *t.base
 	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/write", ""
 	u.RawQuery = rawQuery
-	req, err := httpout.NewRequest(ctx, http.MethodPost, u.String(), body)
-	if err != nil {
-		return answer{}, err
-	}
-	o.setHeaders(req)
-	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	if o.ContentEncoding == "gzip" {
-		req.Header.Set("Content-Encoding", "gzip")
-	}
-	resp, err := o.client.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	return readAnswer(resp.StatusCode, resp.Header, resp.Body, scanLimit(plainLen)), nil
+	return httpout.Send(ctx, o.client, u.String(), body, timeoutOf(o.Timeout), o.setHeaders, func(resp *http.Response) answer {
+		return readAnswer(resp.StatusCode, resp.Header, resp.Body, scanLimit(plainLen))
+	})
 }
 
 // scanLimit bounds how much of an error body is read. InfluxDB quotes every line it could not
@@ -269,10 +241,15 @@ func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []b
 func scanLimit(n int) int64 { return maxMessage + 8*int64(n) }
 
 // setHeaders sets what every request carries: the user agent, the configured headers, JSON
-// answers and the credentials (as basic auth, so that they never appear in a URL).
+// answers and the credentials (as basic auth, so that they never appear in a URL), and
+// then the body's type and encoding.
 func (o *InfluxDB) setHeaders(req *http.Request) {
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	httpout.SetHeaders(req, o.HTTPHeaders)
 	httpout.Auth{Username: o.Username, Password: o.Password}.Set(req)
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	if o.ContentEncoding == "gzip" {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
 }
