@@ -27,8 +27,9 @@
 //     the bound of a write of several such requests; RedactURL, a URL without credentials.
 //   - failover.go: Failover, which of several URLs a write starts at, and Post, one request
 //     sent to the first URL that answers, with the failover logged and the error of none.
-//   - route.go: Groups, a batch split by a key with each metric's position kept, and ByTag,
-//     by a tag's value (database_tag, bucket_tag).
+//   - route.go: Groups, a batch split by a key with each metric's position kept; Split, a
+//     batch written one group at a time, with TagOr for a key of tags (database_tag,
+//     bucket_tag).
 //   - tally.go: Tally, Each, EachGroup and Halves, which add up the outcomes of the pieces of
 //     a split batch (groups, halves) into one result for the batch with exact counts.
 //

@@ -43,8 +43,7 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
-	defer s.groups.Reset()
-	return httpout.EachGroup(o.route(s, batch), len(batch), func(key routeKey, ms []morse.Metric) error {
+	return httpout.Split(&s.groups, batch, o.routeOf, func(key routeKey, ms []morse.Metric) error {
 		return o.writeTo(ctx, s, key, ms)
 	})
 }
@@ -82,25 +81,10 @@ func (o *InfluxDB) putScratch(s *writeScratch) {
 	}
 }
 
-// route splits the batch by the database and retention policy tags, keeping the order of
-// the batch within each group. The groups and their slices are reused between writes.
-func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []httpout.Group[routeKey] {
-	s.groups.Reset()
-	for _, m := range batch {
-		key := routeKey{o.Database, o.RetentionPolicy}
-		if o.DatabaseTag != "" {
-			if v, ok := m.Tag(o.DatabaseTag); ok && v != "" {
-				key.db = v
-			}
-		}
-		if o.RetentionPolicyTag != "" {
-			if v, ok := m.Tag(o.RetentionPolicyTag); ok && v != "" {
-				key.rp = v
-			}
-		}
-		s.groups.Add(key, m)
-	}
-	return s.groups.List()
+// routeOf is where m goes: the database and retention policy of its tags, else the
+// configured ones.
+func (o *InfluxDB) routeOf(m morse.Metric) routeKey {
+	return routeKey{httpout.TagOr(m, o.DatabaseTag, o.Database), httpout.TagOr(m, o.RetentionPolicyTag, o.RetentionPolicy)}
 }
 
 // writeTo writes metrics to one database and retention policy. A database named by a tag is

@@ -44,9 +44,8 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.BucketTag == "" {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
-	defer s.groups.Reset()
-	return httpout.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
-		return o.writeBucket(ctx, s, key, ms)
+	return httpout.Split(&s.groups, batch, o.bucketOf, func(bucket string, ms []morse.Metric) error {
+		return o.writeBucket(ctx, s, bucket, ms)
 	})
 }
 
@@ -79,10 +78,8 @@ func (o *InfluxDBv2) putScratch(s *writeScratch) {
 // were in use at once, so this only matters for a concurrent_writes above it.
 const maxKeptScratch = 16
 
-// route splits the batch by the bucket tag; metrics without it go to bucket.
-func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []httpout.Group[string] {
-	return httpout.ByTag(&s.groups, batch, o.BucketTag, o.Bucket)
-}
+// bucketOf is where m goes: the bucket of its tag, else the configured one.
+func (o *InfluxDBv2) bucketOf(m morse.Metric) string { return httpout.TagOr(m, o.BucketTag, o.Bucket) }
 
 // search bounds the extra requests spent on one bucket's metrics to find the lines that a
 // server rejected without counting them (see errUncounted). Each split costs two requests.
