@@ -31,7 +31,8 @@
 //     batch written one group at a time, with TagOr for a key of tags (database_tag,
 //     bucket_tag).
 //   - tally.go: Tally, Each, EachGroup and Halves, which add up the outcomes of the pieces of
-//     a split batch (groups, halves) into one result for the batch with exact counts.
+//     a split batch (groups, halves) into one result for the batch with exact counts;
+//     Reasons, the partial write of metrics a server refused one by one, a part per reason.
 //
 // An output writes itself what is its server's own: its options struct (Telegraf's keys for
 // that plugin), the URL and query of a write, the headers that say what the body is, how it
