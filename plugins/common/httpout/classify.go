@@ -101,10 +101,7 @@ type StatusError struct {
 
 // Error names the endpoint, the status and the server's message.
 func (e *StatusError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := Message(e.StatusCode, e.Message)
 	return fmt.Sprintf("%s: %d: %s", e.URL, e.StatusCode, msg)
 }
 
@@ -112,6 +109,15 @@ func (e *StatusError) Error() string {
 // unauthorized_retry_max_age to it.
 func (e *StatusError) Is(target error) bool {
 	return target == morse.ErrUnauthorized && Unauthorized(e.StatusCode)
+}
+
+// Message is what a server said, msg, or, when it said nothing, the text of its status, for
+// the text of an error.
+func Message(status int, msg string) string {
+	if msg == "" {
+		return http.StatusText(status)
+	}
+	return msg
 }
 
 // MaxMessage bounds what is kept of a server's message, for errors and logs.

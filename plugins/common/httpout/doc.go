@@ -22,7 +22,7 @@
 //     package morse: morse.Retryable with the server's wait, morse.Permanent, TooLarge for a
 //     413 (ErrTooLarge); Unauthorized for an error type's match of morse.ErrUnauthorized;
 //     StatusError, the error of a server that says no more than a status and a message, and
-//     NewStatusError; ReadAnswer, an answer's body read within a bound and drained.
+//     NewStatusError; Message, a server's message or its status's text; ReadAnswer, an answer's body read within a bound and drained.
 //   - send.go: Send, one request and its answer within a timeout of its own; WriteTimeout,
 //     the bound of a write of several such requests; RedactURL, a URL without credentials.
 //   - failover.go: Failover, which of several URLs a write starts at, and Post, one request

@@ -35,10 +35,7 @@ func (e *ServerError) Is(target error) bool {
 
 // Error names the endpoint, the status and the server's message.
 func (e *ServerError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := httpout.Message(e.StatusCode, e.Message)
 	if e.URL == "" {
 		return fmt.Sprintf("influxdb: %d: %s", e.StatusCode, msg)
 	}

@@ -42,10 +42,7 @@ func (e *ServerError) Is(target error) bool {
 
 // Error names the endpoint, the bucket, the status and the server's message.
 func (e *ServerError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := httpout.Message(e.StatusCode, e.Message)
 	if e.Code != "" {
 		msg = e.Code + ": " + msg
 	}
