@@ -127,8 +127,10 @@ const MaxMessage = 64 << 10
 // more, so that the connection can be reused; an answer longer than that is left unread
 // and its connection closed when the body is.
 func ReadAnswer(body io.Reader, limit int64) []byte {
-	b, _ := io.ReadAll(io.LimitReader(body, limit))
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, MaxMessage))
+	lr := &io.LimitedReader{R: body, N: limit} // one for both reads: a write's answer is read per request
+	b, _ := io.ReadAll(lr)
+	lr.N = MaxMessage
+	_, _ = io.Copy(io.Discard, lr)
 	return b
 }
 
