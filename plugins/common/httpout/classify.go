@@ -101,10 +101,7 @@ type StatusError struct {
 
 // Error names the endpoint, the status and the server's message.
 func (e *StatusError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := Message(e.StatusCode, e.Message)
 	return fmt.Sprintf("%s: %d: %s", e.URL, e.StatusCode, msg)
 }
 
@@ -114,6 +111,15 @@ func (e *StatusError) Is(target error) bool {
 	return target == morse.ErrUnauthorized && Unauthorized(e.StatusCode)
 }
 
+// Message is what a server said, msg, or, when it said nothing, the text of its status, for
+// the text of an error.
+func Message(status int, msg string) string {
+	if msg == "" {
+		return http.StatusText(status)
+	}
+	return msg
+}
+
 // MaxMessage bounds what is kept of a server's message, for errors and logs.
 const MaxMessage = 64 << 10
 
@@ -121,8 +127,10 @@ const MaxMessage = 64 << 10
 // more, so that the connection can be reused; an answer longer than that is left unread
 // and its connection closed when the body is.
 func ReadAnswer(body io.Reader, limit int64) []byte {
-	b, _ := io.ReadAll(io.LimitReader(body, limit))
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, MaxMessage))
+	lr := &io.LimitedReader{R: body, N: limit} // one for both reads: a write's answer is read per request
+	b, _ := io.ReadAll(lr)
+	lr.N = MaxMessage
+	_, _ = io.Copy(io.Discard, lr)
 	return b
 }
 

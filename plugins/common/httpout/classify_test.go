@@ -72,6 +72,8 @@ func TestClassify(t *testing.T) {
 	}
 	require.Equal(t, "http://db.example/write: 503: Service Unavailable", (&StatusError{StatusCode: 503, URL: "http://db.example/write"}).Error())
 	require.Equal(t, "u: 400: bad line", (&StatusError{StatusCode: 400, URL: "u", Message: "bad line"}).Error())
+	require.Equal(t, "bad line", Message(400, "bad line"))
+	require.Equal(t, "Request Entity Too Large", Message(413, ""), "nothing said: the status's text")
 }
 
 // TestNewStatusError: the message is the start of the answer's body, and the rest is drained

@@ -22,12 +22,17 @@
 //     package morse: morse.Retryable with the server's wait, morse.Permanent, TooLarge for a
 //     413 (ErrTooLarge); Unauthorized for an error type's match of morse.ErrUnauthorized;
 //     StatusError, the error of a server that says no more than a status and a message, and
-//     NewStatusError; ReadAnswer, an answer's body read within a bound and drained.
-//   - failover.go: Failover, which of several URLs a write starts at.
-//   - route.go: Groups, a batch split by a key with each metric's position kept, and ByTag,
-//     by a tag's value (database_tag, bucket_tag).
+//     NewStatusError; Message, a server's message or its status's text; ReadAnswer, an answer's body read within a bound and drained.
+//   - send.go: Send, one request and its answer within a timeout of its own; WriteTimeout,
+//     the bound of a write of several such requests; RedactURL, a URL without credentials.
+//   - failover.go: Failover, which of several URLs a write starts at, and Post, one request
+//     sent to the first URL that answers, with the failover logged and the error of none.
+//   - route.go: Groups, a batch split by a key with each metric's position kept; Split, a
+//     batch written one group at a time, with TagOr for a key of tags (database_tag,
+//     bucket_tag).
 //   - tally.go: Tally, Each, EachGroup and Halves, which add up the outcomes of the pieces of
-//     a split batch (groups, halves) into one result for the batch with exact counts.
+//     a split batch (groups, halves) into one result for the batch with exact counts;
+//     Reasons, the partial write of metrics a server refused one by one, a part per reason.
 //
 // An output writes itself what is its server's own: its options struct (Telegraf's keys for
 // that plugin), the URL and query of a write, the headers that say what the body is, how it

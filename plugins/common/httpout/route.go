@@ -89,12 +89,17 @@ func TagOr(m morse.Metric, tag, def string) string {
 	return def
 }
 
-// ByTag splits batch into g by the value of tag (TagOr, with def for the metrics without
-// it) and returns the groups; g is reset first.
-func ByTag(g *Groups[string], batch []morse.Metric, tag, def string) []Group[string] {
+// Split writes batch with write, one group of metrics per key that key gives a metric (in
+// g, which is emptied again before Split returns: a batch belongs to the agent once Write
+// returns), in the order the keys first appear, and adds up the outcomes as EachGroup does:
+// a group refused as a whole is reported as exactly its metrics, a retryable outcome of any
+// group is the whole batch's. It is the write of an output that routes by tags
+// (database_tag, bucket_tag), with TagOr in key.
+func Split[K comparable](g *Groups[K], batch []morse.Metric, key func(morse.Metric) K, write func(K, []morse.Metric) error) error {
 	g.Reset()
+	defer g.Reset()
 	for _, m := range batch {
-		g.Add(TagOr(m, tag, def), m)
+		g.Add(key(m), m)
 	}
-	return g.List()
+	return EachGroup(g.List(), len(batch), write)
 }

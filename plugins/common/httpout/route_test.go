@@ -1,6 +1,7 @@
 package httpout
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -67,31 +68,52 @@ func TestGroupsPositions(t *testing.T) {
 	}
 }
 
-// TestByTag: metrics go to their tag's value, the others (no tag, an empty one) to the
-// default, in the batch's order with their positions; no tag name sends all to the default.
-func TestByTag(t *testing.T) {
-	m := func(tags ...morse.Tag) morse.Metric {
-		return morse.NewMetric("m", tags, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(0, 0))
+// TestSplit: by TagOr, metrics go to their tag's value, the others (no tag, an empty one)
+// to the default, each group written once in the order its key first appears, with the
+// batch's metrics in order; a group refused as a whole counts exactly its metrics; no
+// metric is kept once Split returns.
+func TestSplit(t *testing.T) {
+	m := func(i int, tags ...morse.Tag) morse.Metric {
+		return morse.NewMetric("m", tags, []morse.Field{{Key: "v", Value: morse.Int(int64(i))}}, time.Unix(0, 0))
 	}
 	batch := []morse.Metric{
-		m(morse.Tag{Key: "bucket", Value: "a"}),
-		m(),
-		m(morse.Tag{Key: "bucket", Value: ""}),
-		m(morse.Tag{Key: "bucket", Value: "a"}),
-		m(morse.Tag{Key: "other", Value: "a"}),
+		m(0, morse.Tag{Key: "bucket", Value: "a"}),
+		m(1),
+		m(2, morse.Tag{Key: "bucket", Value: ""}),
+		m(3, morse.Tag{Key: "bucket", Value: "a"}),
+		m(4, morse.Tag{Key: "other", Value: "a"}),
 	}
 	var g Groups[string]
-	got := map[string][]int{}
-	var order []string
-	for _, grp := range ByTag(&g, batch, "bucket", "def") {
-		order = append(order, grp.Key)
-		got[grp.Key] = grp.Positions
+	split := func(tag string, refuse string) (map[string][]int64, []string, error) {
+		got := map[string][]int64{}
+		var order []string
+		err := Split(&g, batch, func(m morse.Metric) string { return TagOr(m, tag, "def") }, func(key string, ms []morse.Metric) error {
+			order = append(order, key)
+			for _, x := range ms {
+				v, _ := x.Field("v")
+				got[key] = append(got[key], v.Int())
+			}
+			if key == refuse {
+				return morse.Permanent(morse.ReasonDatabaseNotFound, errors.New("not found"))
+			}
+			return nil
+		})
+		require.Empty(t, g.List(), "emptied before Split returns")
+		return got, order, err
 	}
+	got, order, err := split("bucket", "")
+	require.NoError(t, err)
 	require.Equal(t, []string{"a", "def"}, order)
-	require.Equal(t, map[string][]int{"a": {0, 3}, "def": {1, 2, 4}}, got)
+	require.Equal(t, map[string][]int64{"a": {0, 3}, "def": {1, 2, 4}}, got)
 
-	groups := ByTag(&g, batch, "", "def")
-	require.Len(t, groups, 1, "reset before, and no tag name: one group")
-	require.Equal(t, "def", groups[0].Key)
-	require.Equal(t, []int{0, 1, 2, 3, 4}, groups[0].Positions)
+	got, order, err = split("", "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"def"}, order, "no tag name: one group")
+	require.Equal(t, map[string][]int64{"def": {0, 1, 2, 3, 4}}, got)
+
+	_, _, err = split("bucket", "def")
+	var pw *morse.PartialWriteError
+	require.ErrorAs(t, err, &pw)
+	require.Equal(t, []int{1, 2, 4}, pw.Indices, "the refused group's metrics, at their positions in the batch")
+	require.Equal(t, morse.ReasonDatabaseNotFound, pw.Reason)
 }

@@ -207,3 +207,44 @@ func Halves(metrics []morse.Metric, write func([]morse.Metric) error) error {
 	h := len(metrics) / 2
 	return Each([][]morse.Metric{metrics[:h], metrics[h:]}, write)
 }
+
+// Reasons builds the partial write of a batch whose metrics a server refused one at a time,
+// each for a reason of its own: one part per reason, in the order the reasons first come
+// (morse.PartialWriteError.More), each with its count and, where known, the positions. The
+// zero value is ready.
+type Reasons struct {
+	head  *morse.PartialWriteError
+	parts map[string]*morse.PartialWriteError
+}
+
+// Drop counts one metric dropped for reason, at position i of the batch when i >= 0 (at an
+// unknown one otherwise), and returns the part of reason, whose Err is the caller's to set.
+func (r *Reasons) Drop(reason string, i int) *morse.PartialWriteError {
+	p := r.parts[reason]
+	if p == nil {
+		if r.parts == nil {
+			r.parts = map[string]*morse.PartialWriteError{}
+		}
+		p = &morse.PartialWriteError{Reason: reason}
+		r.parts[reason] = p
+		if r.head == nil {
+			r.head = p
+		} else {
+			r.head.More = append(r.head.More, p)
+		}
+	}
+	p.Dropped++
+	if i >= 0 {
+		p.Indices = append(p.Indices, i)
+	}
+	return p
+}
+
+// Parts is the parts made so far, the first reason's first; nil when no metric was
+// dropped. The first part heads the others: it is the partial write of the batch.
+func (r *Reasons) Parts() []*morse.PartialWriteError {
+	if r.head == nil {
+		return nil
+	}
+	return append([]*morse.PartialWriteError{r.head}, r.head.More...)
+}

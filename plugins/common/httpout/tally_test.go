@@ -156,3 +156,26 @@ func TestRejectedPieceDecidesTheBatch(t *testing.T) {
 	require.ErrorAs(t, err, &rej)
 	require.Equal(t, -1, rej.Index)
 }
+
+// TestReasons: one part per reason in the order the reasons first come, each with its count
+// and the positions that were given; nothing dropped, no parts.
+func TestReasons(t *testing.T) {
+	var r Reasons
+	require.Nil(t, r.Parts())
+	conflict := errors.New("conflict")
+	r.Drop(morse.ReasonFieldTypeConflict, 4).Err = conflict
+	r.Drop(morse.ReasonUnableToParse, 1)
+	r.Drop(morse.ReasonFieldTypeConflict, 0)
+	r.Drop(morse.ReasonUnableToParse, -1)
+	parts := r.Parts()
+	require.Len(t, parts, 2)
+	require.Equal(t, []*morse.PartialWriteError{parts[1]}, parts[0].More, "the first part heads the others")
+	require.Equal(t, morse.ReasonFieldTypeConflict, parts[0].Reason)
+	require.Equal(t, 2, parts[0].Dropped)
+	require.Equal(t, []int{4, 0}, parts[0].Indices)
+	require.Equal(t, conflict, parts[0].Err)
+	require.Equal(t, morse.ReasonUnableToParse, parts[1].Reason)
+	require.Equal(t, 2, parts[1].Dropped, "a position not known is still counted")
+	require.Equal(t, []int{1}, parts[1].Indices)
+	require.Equal(t, morse.OutcomePartial, morse.Classify(parts[0]))
+}

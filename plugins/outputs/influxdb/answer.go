@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // maxMessage bounds the part of an error message that is kept, for logs and for the error
 // value. The rest of the message is still scanned, see readAnswer.
-const maxMessage = 64 << 10
+const maxMessage = httpout.MaxMessage
 
 // answer is what a server said to one write: its status, headers and error message, plus
 // the counts that the classifier needs.
@@ -56,7 +58,7 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 	case len(prefix) > 0 && prefix[0] == '{':
 		// Some other JSON shape, such as 2.x's {"code":..,"message":..}: small enough to
 		// decode whole.
-		b, _ := io.ReadAll(io.LimitReader(br, maxMessage))
+		b := httpout.ReadAnswer(br, maxMessage)
 		var v struct{ Error, Message, Code string }
 		if json.Unmarshal(b, &v) == nil && (v.Error != "" || v.Message != "") {
 			s.writeString(v.Error + v.Message)
@@ -66,7 +68,7 @@ func readAnswer(status int, header http.Header, body io.Reader, limit int64) ans
 		}
 	default:
 		// Plain text, such as InfluxDB's throttling answers or a proxy's page.
-		b, _ := io.ReadAll(io.LimitReader(br, maxMessage))
+		b := httpout.ReadAnswer(br, maxMessage)
 		s.writeString(string(bytes.TrimSpace(b)))
 	}
 	_, _ = io.Copy(io.Discard, br) // drain, so that the connection can be reused

@@ -2,11 +2,9 @@ package influxdb
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/common/httpout"
@@ -17,7 +15,7 @@ const (
 	ReasonMaxValuesPerTag         = "max_values_per_tag"
 	ReasonMaxSeriesPerDatabase    = "max_series_per_database"
 	ReasonRetentionPolicyNotFound = "retention_policy_not_found"
-	ReasonTooLarge                = "request_too_large"
+	ReasonTooLarge                = httpout.ReasonTooLarge
 	ReasonPartialWrite            = "partial_write" // a partial write whose reason is not known
 )
 
@@ -32,24 +30,17 @@ type ServerError struct {
 // Is reports a 401 or 403 as morse.ErrUnauthorized, so that the batch writer applies
 // unauthorized_retry_max_age to it.
 func (e *ServerError) Is(target error) bool {
-	return target == morse.ErrUnauthorized &&
-		(e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == morse.ErrUnauthorized && httpout.Unauthorized(e.StatusCode)
 }
 
 // Error names the endpoint, the status and the server's message.
 func (e *ServerError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := httpout.Message(e.StatusCode, e.Message)
 	if e.URL == "" {
 		return fmt.Sprintf("influxdb: %d: %s", e.StatusCode, msg)
 	}
 	return fmt.Sprintf("influxdb %s: %d: %s", e.URL, e.StatusCode, msg)
 }
-
-// errTooLarge marks a 413: the batch must be split, see InfluxDB.writeSplit.
-var errTooLarge = errors.New("request body too large for the server")
 
 // classify decides what an answer to a write of batchLen lines means. It is the table below;
 // each row was checked against a real InfluxDB 1.6.7 unless marked otherwise, and
@@ -92,9 +83,9 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	switch {
 	case strings.Contains(msg, "hinted handoff queue not empty"):
 		return nil
-	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
+	case httpout.Unauthorized(a.status):
 		// Before any message test: 401 says "unable to parse authentication credentials".
-		return morse.Retryable(serr, httpout.RetryAfter(a.header, time.Now()))
+		return httpout.Retryable(serr, a.header)
 	case a.status/100 == 4 && partialReport(msg) != "":
 		return partial(a, serr, batchLen)
 	case a.status == http.StatusBadRequest && strings.HasPrefix(msg, parsePrefix) && a.v2:
@@ -108,7 +99,8 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	case strings.HasPrefix(msg, "retention policy not found"):
 		return morse.Permanent(ReasonRetentionPolicyNotFound, serr)
 	case a.status == http.StatusRequestEntityTooLarge:
-		return morse.Permanent(ReasonTooLarge, fmt.Errorf("%w: %w", errTooLarge, serr))
+		// The halves are written instead (httpout.ErrTooLarge, see InfluxDB.writeSplit).
+		return httpout.TooLarge(serr)
 	case a.status/100 == 4 && reasonOf(msg) == morse.ReasonFieldTypeConflict:
 		// InfluxDB refused the whole write for points that conflict with each other or with
 		// the index: the others can be written without them.
@@ -116,7 +108,7 @@ func classifyAnswer(a answer, url string, batchLen int) error {
 	case a.status/100 == 4 && reasonOf(msg) != ReasonPartialWrite:
 		return morse.Permanent(reasonOf(msg), serr)
 	}
-	return morse.Retryable(serr, httpout.RetryAfter(a.header, time.Now()))
+	return httpout.Retryable(serr, a.header)
 }
 
 // partial builds the error of a partial write. The dropped points are the engine's N plus

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // jsonBody is how InfluxDB 1.6.7 writes an error: {"error":"..."} and a newline.
@@ -156,7 +157,7 @@ func requireClass(t *testing.T, err error, w want) {
 		var pe *morse.PermanentError
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, w.reason, pe.Reason)
-		require.Equal(t, w.tooBig, errors.Is(err, errTooLarge))
+		require.Equal(t, w.tooBig, errors.Is(err, httpout.ErrTooLarge))
 	case morse.OutcomeRetry:
 		var re *morse.RetryableError
 		require.ErrorAs(t, err, &re)

@@ -213,15 +213,9 @@ func parseURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q: no host", s)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("%q: put credentials in username and password, not in the URL, so that they are never logged", redactURL(u))
+		return nil, fmt.Errorf("%q: put credentials in username and password, not in the URL, so that they are never logged", httpout.RedactURL(u))
 	}
 	return u, nil
-}
-
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
 }
 
 // Connect prepares the HTTP client and, unless skip_database_creation, creates the database
@@ -277,8 +271,8 @@ func (o *InfluxDB) setup() error {
 		if err != nil {
 			return err
 		}
-		o.targets = append(o.targets, target{base: u, write: redactURL(u.JoinPath("write")), query: q,
-			queryURL: redactURL(u.JoinPath("query"))})
+		o.targets = append(o.targets, target{base: u, write: httpout.RedactURL(u.JoinPath("write")), query: q,
+			queryURL: httpout.RedactURL(u.JoinPath("query"))})
 	}
 	o.failover.Reset()
 	o.ser = influx.New(influx.Options{UintSupport: o.InfluxUintSupport})

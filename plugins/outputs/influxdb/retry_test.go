@@ -17,6 +17,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
 // spyOutput records the error of every Write of the output it wraps.
@@ -143,7 +144,7 @@ func requireStatus(t *testing.T, err error, status int, msg string) {
 	require.Equal(t, status, serr.StatusCode)
 	require.Equal(t, msg, serr.Message)
 	require.False(t, strings.Contains(err.Error(), "secret"), "no credential in %q", err)
-	require.False(t, errors.Is(err, errTooLarge))
+	require.False(t, errors.Is(err, httpout.ErrTooLarge))
 }
 
 type lockedWriter struct {

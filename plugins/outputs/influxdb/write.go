@@ -3,7 +3,6 @@ package influxdb
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,24 +43,16 @@ func (o *InfluxDB) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.DatabaseTag == "" && o.RetentionPolicyTag == "" {
 		return o.writeTo(ctx, s, routeKey{o.Database, o.RetentionPolicy}, batch)
 	}
-	defer s.groups.Reset()
-	return httpout.EachGroup(o.route(s, batch), len(batch), func(key routeKey, ms []morse.Metric) error {
+	return httpout.Split(&s.groups, batch, o.routeOf, func(key routeKey, ms []morse.Metric) error {
 		return o.writeTo(ctx, s, key, ms)
 	})
 }
 
 // WriteTimeout bounds a write attempt by the timeout option, but never below the batch
-// writer's default of 30 s: a write may take several requests, each bounded by timeout on
-// its own (a URL that does not answer, then the next of urls; one per routed database; the
-// database's creation; 413 halves), and they need room together. With a bound equal to
-// timeout, a first URL that accepts and never answers used up the write, and the next URL
-// was never tried. A longer timeout is not cut short.
-func (o *InfluxDB) WriteTimeout() time.Duration {
-	return max(time.Duration(o.Timeout), minWriteTimeout)
-}
-
-// minWriteTimeout is the batch writer's default bound of a write (batch.DefaultWriteTimeout).
-const minWriteTimeout = 30 * time.Second
+// writer's default of 30 s (httpout.WriteTimeout): a write may take several requests, each
+// bounded by timeout on its own (a URL that does not answer, then the next of urls; one per
+// routed database; the database's creation; 413 halves).
+func (o *InfluxDB) WriteTimeout() time.Duration { return httpout.WriteTimeout(timeoutOf(o.Timeout)) }
 
 // concurrentWrites is how many batches the agent may have in flight to one InfluxDB output.
 // One is enough when the server answers at once; a few hide a round trip of several
@@ -90,25 +81,10 @@ func (o *InfluxDB) putScratch(s *writeScratch) {
 	}
 }
 
-// route splits the batch by the database and retention policy tags, keeping the order of
-// the batch within each group. The groups and their slices are reused between writes.
-func (o *InfluxDB) route(s *writeScratch, batch []morse.Metric) []httpout.Group[routeKey] {
-	s.groups.Reset()
-	for _, m := range batch {
-		key := routeKey{o.Database, o.RetentionPolicy}
-		if o.DatabaseTag != "" {
-			if v, ok := m.Tag(o.DatabaseTag); ok && v != "" {
-				key.db = v
-			}
-		}
-		if o.RetentionPolicyTag != "" {
-			if v, ok := m.Tag(o.RetentionPolicyTag); ok && v != "" {
-				key.rp = v
-			}
-		}
-		s.groups.Add(key, m)
-	}
-	return s.groups.List()
+// routeOf is where m goes: the database and retention policy of its tags, else the
+// configured ones.
+func (o *InfluxDB) routeOf(m morse.Metric) routeKey {
+	return routeKey{httpout.TagOr(m, o.DatabaseTag, o.Database), httpout.TagOr(m, o.RetentionPolicyTag, o.RetentionPolicy)}
 }
 
 // writeTo writes metrics to one database and retention policy. A database named by a tag is
@@ -149,7 +125,7 @@ func (o *InfluxDB) writeSplit(ctx context.Context, s *writeScratch, key routeKey
 			err = o.post(ctx, key, body, lines, plainLen) // the same bytes, only read again
 		}
 	}
-	if errors.Is(err, errTooLarge) && len(metrics) > 1 {
+	if errors.Is(err, httpout.ErrTooLarge) && len(metrics) > 1 {
 		return o.writeHalves(ctx, s, key, metrics)
 	}
 	err = o.completeRetention(ctx, key, metrics, err, lines)
@@ -204,10 +180,10 @@ func (o *InfluxDB) prepare(m morse.Metric) morse.Metric {
 }
 
 // post sends one body, trying the URLs in turn on connection failures, starting with the
-// one that answered last. The first URL that answers decides: its answer is classified, and
-// the other URLs are not tried, because a partial write must not be repeated elsewhere.
-// plainLen is the size of the body before compression, which bounds how much of an error
-// answer is read.
+// one that answered last (httpout.Post). The first URL that answers decides: its answer is
+// classified, and the other URLs are not tried, because a partial write must not be
+// repeated elsewhere. plainLen is the size of the body before compression, which bounds
+// how much of an error answer is read.
 func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, plainLen int) error {
 	q := url.Values{"db": {key.db}}
 	if key.rp != "" {
@@ -217,17 +193,11 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 		q.Set("consistency", o.WriteConsistency)
 	}
 	rawQuery := q.Encode()
-	var a answer
-	idx, failed := o.failover.Do(ctx, len(o.targets), func(i int) error {
-		var err error
-		a, err = o.send(ctx, o.targets[i], rawQuery, body, plainLen)
-		return err
+	a, idx, err := httpout.Post(ctx, &o.failover, "influxdb", len(o.targets), o.writeURL, o.logger, func(i int) (answer, error) {
+		return o.send(ctx, o.targets[i], rawQuery, body, plainLen)
 	})
-	if idx < 0 {
-		return morse.Retryable(fmt.Errorf("influxdb: no URL answered: %w", failed), 0)
-	}
-	if failed != nil {
-		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].write, "error", failed)
+	if err != nil {
+		return err
 	}
 	if a.status/100 == 4 {
 		o.reportTagLimit(a.msg)
@@ -235,33 +205,18 @@ func (o *InfluxDB) post(ctx context.Context, key routeKey, body []byte, lines, p
 	return classifyAnswer(a, o.targets[idx].write, lines)
 }
 
-// send makes one request and reads its answer. Its error is a transport error: refused,
-// reset, timed out.
+// writeURL names the write endpoint of URL i, without credentials.
+func (o *InfluxDB) writeURL(i int) string { return o.targets[i].write }
+
+// send makes one request and reads its answer (httpout.Send). Its error is a transport
+// error: refused, reset, timed out.
 func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []byte, plainLen int) (answer, error) {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeoutOf(o.Timeout))
-		defer cancel()
-	}
 	u := *t.base
 	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/write", ""
 	u.RawQuery = rawQuery
-	req, err := httpout.NewRequest(ctx, http.MethodPost, u.String(), body)
-	if err != nil {
-		return answer{}, err
-	}
-	defer httpout.Released(req) // after the answer is closed: the caller reuses body
-	o.setHeaders(req)
-	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	if o.ContentEncoding == "gzip" {
-		req.Header.Set("Content-Encoding", "gzip")
-	}
-	resp, err := o.client.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	return readAnswer(resp.StatusCode, resp.Header, resp.Body, scanLimit(plainLen)), nil
+	return httpout.Send(ctx, o.client, u.String(), body, timeoutOf(o.Timeout), o.setHeaders, func(resp *http.Response) answer {
+		return readAnswer(resp.StatusCode, resp.Header, resp.Body, scanLimit(plainLen))
+	})
 }
 
 // scanLimit bounds how much of an error body is read. InfluxDB quotes every line it could not
@@ -270,10 +225,15 @@ func (o *InfluxDB) send(ctx context.Context, t target, rawQuery string, body []b
 func scanLimit(n int) int64 { return maxMessage + 8*int64(n) }
 
 // setHeaders sets what every request carries: the user agent, the configured headers, JSON
-// answers and the credentials (as basic auth, so that they never appear in a URL).
+// answers and the credentials (as basic auth, so that they never appear in a URL), and
+// then the body's type and encoding.
 func (o *InfluxDB) setHeaders(req *http.Request) {
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept", "application/json")
 	httpout.SetHeaders(req, o.HTTPHeaders)
 	httpout.Auth{Username: o.Username, Password: o.Password}.Set(req)
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	if o.ContentEncoding == "gzip" {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
 }

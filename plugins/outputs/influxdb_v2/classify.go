@@ -42,10 +42,7 @@ func (e *ServerError) Is(target error) bool {
 
 // Error names the endpoint, the bucket, the status and the server's message.
 func (e *ServerError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := httpout.Message(e.StatusCode, e.Message)
 	if e.Code != "" {
 		msg = e.Code + ": " + msg
 	}
@@ -220,29 +217,19 @@ func v3PartialWrite(lines []lineError, serr *ServerError, n int) error {
 	for _, l := range lines {
 		exact = exact && l.LineNumber >= 1 && l.LineNumber <= n
 	}
-	var head *morse.PartialWriteError
-	parts := map[string]*morse.PartialWriteError{}
+	var r httpout.Reasons
 	for _, l := range lines {
-		reason := v3Reason(l.ErrorMessage)
-		p := parts[reason]
-		if p == nil {
-			p = &morse.PartialWriteError{Reason: reason, Err: serr}
-			parts[reason] = p
-			if head == nil {
-				head = p
-			} else {
-				head.More = append(head.More, p)
-			}
-		}
-		p.Dropped++
+		i := -1
 		if exact {
-			p.Indices = append(p.Indices, l.LineNumber-1)
+			i = l.LineNumber - 1
 		}
+		r.Drop(v3Reason(l.ErrorMessage), i).Err = serr
 	}
-	if head == nil { // an empty list: everything was stored
+	parts := r.Parts()
+	if parts == nil { // an empty list: everything was stored
 		return partial(0, ReasonPartialWrite, serr)
 	}
-	return head
+	return parts[0]
 }
 
 // v3Reason names the reason of an InfluxDB 3 line error (influxdb3_catalog/src/error.rs,

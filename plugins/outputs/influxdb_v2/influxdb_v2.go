@@ -183,15 +183,9 @@ func parseURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q: the scheme must be http, https or unix", s)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("%q: put the token in token, not in the URL, so that it is never logged", redactURL(u))
+		return nil, fmt.Errorf("%q: put the token in token, not in the URL, so that it is never logged", httpout.RedactURL(u))
 	}
 	return u, nil
-}
-
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
 }
 
 // Init builds the HTTP clients, so that a TLS file that cannot be read stops the agent at

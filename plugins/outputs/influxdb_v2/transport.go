@@ -37,7 +37,7 @@ type target struct {
 // that failover to the next URL gets a fresh one.
 func (o *InfluxDBv2) newTarget(u *url.URL, tlsCfg *tls.Config) (*target, error) {
 	if o.Config.Disabled() && u.Scheme == "https" {
-		return nil, morse.Errorf("tls_enable", "is false, but %s asks for https", redactURL(u))
+		return nil, morse.Errorf("tls_enable", "is false, but %s asks for https", httpout.RedactURL(u))
 	}
 	tr, err := httpout.NewTransport(o.transportOptions(tlsCfg))
 	if err != nil {
@@ -61,7 +61,7 @@ func (o *InfluxDBv2) newTarget(u *url.URL, tlsCfg *tls.Config) (*target, error) 
 	}
 	q.Del("bucket") // each request names its own
 	endpoint.RawQuery = ""
-	t.name = redactURL(endpoint)
+	t.name = httpout.RedactURL(endpoint)
 	if u.Scheme == "unix" {
 		t.name = "unix://" + u.Path
 	}

@@ -44,23 +44,19 @@ func (o *InfluxDBv2) Write(ctx context.Context, batch []morse.Metric) error {
 	if o.BucketTag == "" {
 		return o.writeBucket(ctx, s, o.Bucket, batch)
 	}
-	defer s.groups.Reset()
-	return httpout.EachGroup(o.route(s, batch), len(batch), func(key string, ms []morse.Metric) error {
-		return o.writeBucket(ctx, s, key, ms)
+	return httpout.Split(&s.groups, batch, o.bucketOf, func(bucket string, ms []morse.Metric) error {
+		return o.writeBucket(ctx, s, bucket, ms)
 	})
 }
 
 // WriteTimeout bounds a write at timeout, but never below the batch writer's default of
-// 30 s: a write may take several requests (one per bucket, 413 halves, the count of
-// rejected lines), each bounded by timeout on its own (see post), and they need room
-// together; a longer timeout is not cut short. The bound is also what the agent's health
-// check allows a write before it calls the output stuck, so a write must keep within it.
+// 30 s (httpout.WriteTimeout): a write may take several requests (one per bucket, 413
+// halves, the count of rejected lines), each bounded by timeout on its own (see post). The
+// bound is also what the agent's health check allows a write before it calls the output
+// stuck, so a write must keep within it.
 func (o *InfluxDBv2) WriteTimeout() time.Duration {
-	return max(time.Duration(o.Timeout), minWriteTimeout)
+	return httpout.WriteTimeout(time.Duration(o.Timeout))
 }
-
-// minWriteTimeout is the batch writer's default bound of a write (batch.DefaultWriteTimeout).
-const minWriteTimeout = 30 * time.Second
 
 // writeScratch is what one write in flight needs of its own: the request body, its gzip
 // form, and the groups of a routed batch. It is reused through the output's free list.
@@ -82,10 +78,8 @@ func (o *InfluxDBv2) putScratch(s *writeScratch) {
 // were in use at once, so this only matters for a concurrent_writes above it.
 const maxKeptScratch = 16
 
-// route splits the batch by the bucket tag; metrics without it go to bucket.
-func (o *InfluxDBv2) route(s *writeScratch, batch []morse.Metric) []httpout.Group[string] {
-	return httpout.ByTag(&s.groups, batch, o.BucketTag, o.Bucket)
-}
+// bucketOf is where m goes: the bucket of its tag, else the configured one.
+func (o *InfluxDBv2) bucketOf(m morse.Metric) string { return httpout.TagOr(m, o.BucketTag, o.Bucket) }
 
 // search bounds the extra requests spent on one bucket's metrics to find the lines that a
 // server rejected without counting them (see errUncounted). Each split costs two requests.
@@ -201,46 +195,30 @@ func (o *InfluxDBv2) prepare(m morse.Metric) morse.Metric {
 }
 
 // post sends one body, trying the URLs in turn on connection failures, starting with the
-// one that answered last. The first URL that answers decides: its answer is classified, and
-// the other URLs are not tried, because a partial write must not be repeated elsewhere.
-// plainLen, the size of the body before compression, bounds how much of an error answer is
-// read.
+// one that answered last (httpout.Post). The first URL that answers decides: its answer is
+// classified, and the other URLs are not tried, because a partial write must not be
+// repeated elsewhere. plainLen, the size of the body before compression, bounds how much
+// of an error answer is read.
 func (o *InfluxDBv2) post(ctx context.Context, bucket string, body []byte, lines, plainLen int) error {
-	var a answer
-	idx, failed := o.failover.Do(ctx, len(o.targets), func(i int) error {
-		var err error
-		a, err = o.send(ctx, o.targets[i], bucket, body, plainLen)
-		return err
+	a, idx, err := httpout.Post(ctx, &o.failover, "influxdb_v2", len(o.targets), o.writeURL, o.logger, func(i int) (answer, error) {
+		return o.send(ctx, o.targets[i], bucket, body, plainLen)
 	})
-	if idx < 0 {
-		return morse.Retryable(fmt.Errorf("influxdb_v2: no URL answered: %w", failed), 0)
-	}
-	if failed != nil {
-		o.logger().Info("writing to another URL after a connection failure", "url", o.targets[idx].name, "error", failed)
+	if err != nil {
+		return err
 	}
 	return classify(a, o.targets[idx].name, bucket, lines)
 }
 
-// send makes one request and reads its answer. Its error is a transport error: refused,
-// reset, timed out.
+// writeURL names the write endpoint of URL i, without query or credentials.
+func (o *InfluxDBv2) writeURL(i int) string { return o.targets[i].name }
+
+// send makes one request and reads its answer (httpout.Send). Its error is a transport
+// error: refused, reset, timed out.
 func (o *InfluxDBv2) send(ctx context.Context, t *target, bucket string, body []byte, plainLen int) (answer, error) {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(o.Timeout))
-		defer cancel()
-	}
-	req, err := httpout.NewRequest(ctx, http.MethodPost, t.prefix+url.QueryEscape(bucket), body)
-	if err != nil {
-		return answer{}, err
-	}
-	defer httpout.Released(req) // after the answer is closed: the caller reuses body
-	o.setHeaders(req)
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return answer{}, err
-	}
-	defer resp.Body.Close()
-	return readAnswer(resp.StatusCode, resp.Header, resp.Body, answerLimit(plainLen)), nil
+	return httpout.Send(ctx, t.client, t.prefix+url.QueryEscape(bucket), body, time.Duration(o.Timeout), o.setHeaders,
+		func(resp *http.Response) answer {
+			return readAnswer(resp.StatusCode, resp.Header, resp.Body, answerLimit(plainLen))
+		})
 }
 
 // setHeaders sets what every request carries: the body's type and encoding, the user agent,

@@ -37,10 +37,7 @@ func (e *ServerError) Is(target error) bool {
 
 // Error names the endpoint, the status and QuestDB's words.
 func (e *ServerError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.StatusCode)
-	}
+	msg := httpout.Message(e.StatusCode, e.Message)
 	s := fmt.Sprintf("questdb %s: %d: %s", e.URL, e.StatusCode, msg)
 	if e.ErrorID != "" {
 		s += " (errorId " + e.ErrorID + ")"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
@@ -88,29 +87,18 @@ func result(n int, dropped LineErrors) error {
 	if len(dropped) == 0 {
 		return nil
 	}
-	var head *morse.PartialWriteError
-	byReason := map[string]*morse.PartialWriteError{}
+	var r httpout.Reasons
 	lines := map[string]LineErrors{}
 	for _, le := range dropped {
-		p, ok := byReason[le.Reason]
-		if !ok {
-			p = &morse.PartialWriteError{Reason: le.Reason}
-			byReason[le.Reason] = p
-			if head == nil {
-				head = p
-			} else {
-				head.More = append(head.More, p)
-			}
-		}
-		p.Indices = append(p.Indices, le.Index)
-		p.Dropped = len(p.Indices)
+		r.Drop(le.Reason, le.Index)
 		lines[le.Reason] = append(lines[le.Reason], le)
 	}
-	for r, p := range byReason {
-		p.Err = lines[r]
+	parts := r.Parts()
+	for _, p := range parts {
+		p.Err = lines[p.Reason]
 	}
-	head.Written = max(0, n-len(dropped))
-	return head
+	parts[0].Written = max(0, n-len(dropped))
+	return parts[0]
 }
 
 // errClosed is returned by a Write after Close.

@@ -123,32 +123,31 @@ func (o *QuestDB) takeOut(s *scratch, batch []morse.Metric, lines []line, v verd
 	return kept
 }
 
-// post sends one request body to /write and reads the answer. The error is for a request
-// that got no answer: always retryable.
+// post sends one request body to /write and reads the answer (httpout.Send). The error is
+// for a request that got no answer: always retryable.
 func (o *QuestDB) post(ctx context.Context, body []byte) (*ServerError, error) {
-	timeout := o.set.timeout
+	timeout := o.set.timeout // positive: setup sees to it
 	if o.set.minThroughput > 0 {
 		timeout += time.Duration(len(body)) * time.Second / time.Duration(o.set.minThroughput)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := httpout.NewRequest(ctx, http.MethodPost, o.url, body)
-	if err != nil {
-		return nil, err
-	}
-	defer httpout.Released(req) // after the answer is closed: the caller reuses body
-	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-	if o.UserAgent != "" {
-		req.Header.Set("User-Agent", o.UserAgent)
-	}
-	httpout.Auth{Username: o.set.username, Password: morse.Secret(o.set.password), Scheme: "Bearer", Token: morse.Secret(o.set.token)}.Set(req)
-	resp, err := o.client.Do(req)
+	ans, err := httpout.Send(ctx, o.client, o.url, body, timeout, o.setHeaders, func(resp *http.Response) *ServerError {
+		return readAnswer(o.url, resp)
+	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return nil, fmt.Errorf("questdb %s: %w", o.url, err)
 		}
 		return nil, morse.Retryable(fmt.Errorf("questdb %s: %w", o.url, err), 0)
 	}
-	defer resp.Body.Close()
-	return readAnswer(o.url, resp), nil
+	return ans, nil
+}
+
+// setHeaders sets the body's type, the user agent and the credentials: basic auth, or a
+// bearer token.
+func (o *QuestDB) setHeaders(req *http.Request) {
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	if o.UserAgent != "" {
+		req.Header.Set("User-Agent", o.UserAgent)
+	}
+	httpout.Auth{Username: o.set.username, Password: morse.Secret(o.set.password), Scheme: "Bearer", Token: morse.Secret(o.set.token)}.Set(req)
 }
