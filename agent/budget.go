@@ -50,7 +50,7 @@ func (a *Agent) setBudget(cfg *config.Config) {
 		if bc.Strategy == config.BufferDisk {
 			continue
 		}
-		sum += cmp.Or(int64(bc.MaxBytes), batch.DefaultBufferMaxBytes)
+		sum += cmp.Or(int64(bc.MaxBytes), batch.DefaultMaxBytes(oc.Settings().BufferLimit))
 		n++
 	}
 	if sum > limit {

@@ -50,6 +50,24 @@ func TestBufferBudgetWarnsOnceAtLoad(t *testing.T) {
 	require.Empty(t, budgetWarnings(logs), "exactly the budget is within it")
 }
 
+// TestBufferBudgetWarnsOfRaisedLimits: issue 33's 50 outputs at metric_buffer_limit =
+// 100000 set no byte bound, and each default follows its limit (3 KiB a metric): their
+// bounds add up far past a budget of 4 GiB, and the one warning says so.
+func TestBufferBudgetWarnsOfRaisedLimits(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.Agent.BufferMemoryLimit = 4 << 30
+	cfg.Agent.MetricBufferLimit = 100_000
+	for range 50 {
+		cfg.AddOutput("discard", &testutil.DiscardOutput{})
+	}
+	logs := &testutil.Logs{}
+	_, err := NewAgent(cfg, AgentOptions{Logger: logs.Logger()})
+	require.NoError(t, err)
+	require.Equal(t, []string{"[agent] the buffer_max_bytes of the 50 outputs with a memory buffer add up to 14648.4 MiB, " +
+		"10552.4 MiB more than the budget of 4096.0 MiB that they share (buffer_memory_limit); " +
+		"past it the largest buffer loses its oldest metrics, counted as buffer_bytes"}, budgetWarnings(logs))
+}
+
 // TestBufferBudgetDefaultsToAQuarterOfTheMemoryLimit: without buffer_memory_limit the
 // budget is a quarter of what the process may use, and a fixed gigabyte if that cannot be
 // read.

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,4 +91,29 @@ func TestMemoryBufferGauges(t *testing.T) {
 		require.Equal(t, 5*MetricSize(testutil.SeqMetric(10)), st.BufferBytes)
 		require.Equal(t, 3*time.Second, st.BufferOldestAge)
 	})
+}
+
+// TestDefaultMaxBytesFollowsTheLimit: a buffer that sets no byte bound gets 3 KiB a metric
+// of its limit, never less than 32 MiB, so that a metric_buffer_limit raised for ordinary
+// metrics is the bound they meet: 100,000 metrics of about 1 KiB fit, evicting none.
+func TestDefaultMaxBytesFollowsTheLimit(t *testing.T) {
+	require.Equal(t, int64(32<<20), DefaultMaxBytes(0))
+	require.Equal(t, int64(32<<20), DefaultMaxBytes(DefaultBufferLimit))
+	require.Equal(t, int64(100_000*3<<10), DefaultMaxBytes(100_000))
+
+	o := Options{BufferLimit: 100_000}.withDefaults(nil)
+	require.Equal(t, int64(100_000*3<<10), o.BufferMaxBytes)
+	var ev evictions
+	b := NewBoundedMemoryBuffer(o.BufferLimit, ev.eviction(false), MemoryBounds{MaxBytes: o.BufferMaxBytes})
+	m := testutil.SeqMetric(0).WithField("payload", morse.String(strings.Repeat("x", 800)))
+	require.Greater(t, MetricSize(m), int64(900))
+	for range 100 {
+		ms := make([]morse.Metric, 1000)
+		for i := range ms {
+			ms[i] = m
+		}
+		b.AddBatch(ms)
+	}
+	require.Equal(t, 100_000, b.Len())
+	require.Zero(t, ev.count())
 }

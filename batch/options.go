@@ -110,12 +110,16 @@ type Options struct {
 const (
 	DefaultBatchSize   = 1000
 	DefaultBufferLimit = 10000
-	// DefaultBufferMaxBytes bounds a memory buffer's bytes (MetricSize): 32 MiB, which
-	// DefaultBufferLimit metrics stay under unless they average over 3 KiB (a metric with
-	// five tags and ten fields takes about 1 KiB). It keeps a flood of long lines into an
-	// idle agent, whose collector may let the heap grow to three times what is live for the
-	// second before internal/gcpace adjusts, under 256 MiB resident (issue 33).
+	// DefaultBufferMaxBytes is the least byte bound of a memory buffer (MetricSize) that
+	// sets none: 32 MiB, which DefaultBufferLimit metrics stay under unless they average
+	// over 3 KiB (a metric with five tags and ten fields takes about 1 KiB). It keeps a
+	// flood of long lines into an idle agent, whose collector may let the heap grow to three
+	// times what is live for the second before internal/gcpace adjusts, under 256 MiB
+	// resident (issue 33). A larger buffer limit raises it: see DefaultMaxBytes.
 	DefaultBufferMaxBytes = 32 << 20
+	// DefaultBytesPerMetric is what DefaultMaxBytes allows each metric of the limit, so
+	// that a metric_buffer_limit raised for ordinary metrics is still the bound they meet.
+	DefaultBytesPerMetric = 3 << 10
 	DefaultFlushInterval  = 10 * time.Second
 	DefaultRetryInitial   = time.Second
 	DefaultRetryMax       = 60 * time.Second
@@ -131,12 +135,20 @@ const (
 	MaxInFlightLimit = 64
 )
 
+// DefaultMaxBytes is the byte bound of a memory buffer of limit metrics that sets none:
+// DefaultBytesPerMetric for each, and never less than DefaultBufferMaxBytes. Telegraf users
+// raise metric_buffer_limit for long outages; a fixed bound would quietly cut such a buffer
+// short, where this one is met only by metrics three times the size of a large one.
+func DefaultMaxBytes(limit int) int64 {
+	return max(DefaultBufferMaxBytes, int64(limit)*DefaultBytesPerMetric)
+}
+
 // withDefaults returns o with every zero value replaced by its default, some taken from out.
 func (o Options) withDefaults(out morse.Output) Options {
 	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
 	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
 	o.BufferLimit = orDefault(o.BufferLimit, DefaultBufferLimit)
-	o.BufferMaxBytes = orDefault(o.BufferMaxBytes, DefaultBufferMaxBytes)
+	o.BufferMaxBytes = orDefault(o.BufferMaxBytes, DefaultMaxBytes(o.BufferLimit))
 	o.RetryInitial = orDefault(o.RetryInitial, DefaultRetryInitial)
 	o.RetryMax = orDefault(o.RetryMax, DefaultRetryMax)
 	if o.HighWater == 0 && o.LowWater == 0 {

@@ -17,8 +17,9 @@ type BufferConfig struct {
 	// Directory holds one sub-directory per output for the disk strategy.
 	Directory string `toml:"buffer_directory"`
 	// MaxBytes bounds the bytes the buffer holds; past it the oldest go, counted as
-	// buffer_bytes. Zero: 32 MiB for the memory buffer (batch.DefaultBufferMaxBytes), and
-	// no bound beyond metric_buffer_limit for the disk buffer.
+	// buffer_bytes. Zero: for the memory buffer 3 KiB a metric of metric_buffer_limit, at
+	// least 32 MiB (batch.DefaultMaxBytes), and no bound beyond metric_buffer_limit for the
+	// disk buffer.
 	MaxBytes morse.Size `toml:"buffer_max_bytes"`
 	// MaxAge drops metrics that waited longer than this, counted as too_old. Zero: none.
 	MaxAge morse.Duration `toml:"buffer_max_age"`

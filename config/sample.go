@@ -103,8 +103,9 @@ func writeAgentSample(b *strings.Builder, a AgentConfig) {
 		"buffer_strategy", a.Strategy)
 	item("With buffer_strategy = \"disk\": the directory that holds one directory per output.",
 		"buffer_directory", a.Directory)
-	item("Bytes a buffer may hold; past it the oldest metrics go (0: 32 MiB in memory; on disk, no\n"+
-		"  ## bound but metric_buffer_limit).", "buffer_max_bytes", a.MaxBytes)
+	item("Bytes a buffer may hold; past it the oldest metrics go (0: in memory, 3 KiB a metric of\n"+
+		"  ## metric_buffer_limit and at least 32 MiB; on disk, no bound but metric_buffer_limit).",
+		"buffer_max_bytes", a.MaxBytes)
 	item("Bytes all memory buffers may hold together; past it the largest loses its oldest metrics\n"+
 		"  ## (0: a quarter of the cgroup's memory limit, else of the host's memory).",
 		"buffer_memory_limit", a.BufferMemoryLimit)
