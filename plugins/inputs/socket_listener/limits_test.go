@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // readUntilClosed reads conn until the server closes it, failing the test if that takes
@@ -167,7 +167,7 @@ func TestStaleSocketIsReplacedButNotAFile(t *testing.T) {
 // TestTLS serves TCP with TLS and mutual TLS: a client with a certificate is served, a TLS
 // 1.1 client and a client without a certificate are refused.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	s := newListener(t, "tcp://127.0.0.1:0", func(s *SocketListener) {
 		s.Cert, s.Key, s.AllowedCACerts = certs.ServerCert, certs.ServerKey, []string{certs.CA}
 	})

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -111,16 +111,16 @@ func TestEachTransportDeliversExactlyTheLinesSent(t *testing.T) {
 					address = strings.Replace(address, ".sock", "-lines.sock", 1)
 				}
 				in := newListener(t, address, func(s *SocketListener) { s.UDPReceivers = 2 })
-				run := listenertest.RunAgent
+				run := testserver.RunListener
 				if asLines {
-					run = listenertest.RunLineAgent
+					run = testserver.RunLineListener
 				}
 				agent := run(t, "socket_listener", in)
 				lines, want := lineBatch(tc.name, 120)
 				tc.send(t, agent.Addr, lines)
 				agent.Out.Wait(t, len(want), waitFor)
 				agent.Stop(t)
-				require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+				require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 				if asLines {
 					// A stream's lines cut by the end of a read are parsed; most are not.
 					require.Greater(t, agent.Out.LineMetrics(), len(want)/2, "lines arrive as line metrics")
@@ -243,14 +243,14 @@ func TestOneCPUReadsAndParsesInline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newListener(t, tc.address, func(s *SocketListener) { s.UDPReceivers = 1 })
-			agent := listenertest.RunAgent(t, "socket_listener", in)
+			agent := testserver.RunListener(t, "socket_listener", in)
 			srv := in.srv.(*packetServer)
 			require.Equal(t, 1, cap(srv.free), "one batch of buffers, and no workers")
 			lines, want := lineBatch(tc.name, 120)
 			sendDatagrams(t, agent.Addr, lines)
 			agent.Out.Wait(t, len(want), waitFor)
 			agent.Stop(t)
-			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+			require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 		})
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
@@ -165,7 +164,7 @@ func TestInitWarnsOnce(t *testing.T) {
 // TestTLS writes over https to a server whose certificate the test CA signed, with mutual
 // TLS; without the CA the certificate is refused (verified by default), which is retryable.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 			w.WriteHeader(http.StatusUnauthorized)

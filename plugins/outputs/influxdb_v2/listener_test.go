@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	influxdblistener "github.com/morse-agent/morse/plugins/inputs/influxdb_listener"
 )
@@ -74,7 +73,7 @@ func TestListener(t *testing.T) {
 					want[i] = m.WithField("u", morse.Int(int64(u.Uint()))).WithField("big", morse.Int(math.MaxInt64))
 				}
 			}
-			require.Equal(t, listenertest.Canon(want), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(want), testutil.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -97,7 +96,7 @@ func TestListenerLineMetrics(t *testing.T) {
 		`m,t=a v=integer:1,s=string:"x y" 1700000000000000000`,
 		"m,t=b v=integer:2 1700000000000000000",
 		"m,t=c v=integer:3 1700000000000000000", // without influx_uint_support, as signed
-	}, listenertest.Canon(acc.Metrics()))
+	}, testutil.Canon(acc.Metrics()))
 }
 
 // TestListenerBucketRouting routes by bucket_tag; the listener tags each metric with the

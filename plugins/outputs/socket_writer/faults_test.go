@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // The peers here are raw sockets, for what morse's socket_listener cannot be made to do:
@@ -139,5 +139,5 @@ func TestDropReasonsCountedApart(t *testing.T) {
 	written, dropped := pw.Split(len(batch))
 	require.Equal(t, []int{3, 3}, []int{written, dropped})
 	waitFor(t, acc, len(good))
-	require.Equal(t, listenertest.Canon(withoutUints(good)), listenertest.Canon(acc.Metrics()))
+	require.Equal(t, testutil.Canon(withoutUints(good)), testutil.Canon(acc.Metrics()))
 }

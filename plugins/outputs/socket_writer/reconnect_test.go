@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
@@ -55,7 +54,7 @@ func TestReconnect(t *testing.T) {
 			acc = srv.start()
 			require.NoError(t, w.Write(ctxT(t), second), "the retried batch")
 			waitFor(t, acc, len(second))
-			require.Equal(t, listenertest.Canon(withoutUints(second)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(second)), testutil.Canon(acc.Metrics()))
 
 			// Restarted between two writes: no write fails, and nothing is lost.
 			srv.stop()
@@ -63,7 +62,7 @@ func TestReconnect(t *testing.T) {
 			third := batchOf(t, "third", 5)
 			require.NoError(t, w.Write(ctxT(t), third))
 			waitFor(t, acc, len(third))
-			require.Equal(t, listenertest.Canon(withoutUints(third)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(third)), testutil.Canon(acc.Metrics()))
 		})
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
@@ -117,7 +116,7 @@ func TestEachTransport(t *testing.T) {
 					sent = append(sent, batch...)
 					waitFor(t, acc, len(sent)) // datagrams may arrive in any order
 				}
-				require.Equal(t, listenertest.Canon(sent), listenertest.Canon(acc.Metrics()))
+				require.Equal(t, testutil.Canon(sent), testutil.Canon(acc.Metrics()))
 			})
 		}
 	}
@@ -145,15 +144,15 @@ func TestLineMetricsAndOptions(t *testing.T) {
 	}
 }
 
-// lineOf is a metric rendered by listenertest.Canon, without its time.
+// lineOf is a metric rendered by testutil.Canon, without its time.
 func lineOf(m morse.Metric) string {
-	s := listenertest.Canon([]morse.Metric{m})[0]
+	s := testutil.Canon([]morse.Metric{m})[0]
 	return s[:strings.LastIndexByte(s, ' ')]
 }
 
 // TestTLS writes over TLS on tcp and unix to a listener that requires a client certificate.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	dir := socketDir(t)
 	for _, address := range []string{"tcp://127.0.0.1:0", "unix://" + filepath.Join(dir, "tls.sock")} {
 		t.Run(strings.Split(address, ":")[0], func(t *testing.T) {
@@ -167,7 +166,7 @@ func TestTLS(t *testing.T) {
 			batch := batchOf(t, "tls", 10)
 			require.NoError(t, w.Write(ctxT(t), batch))
 			waitFor(t, acc, len(batch))
-			require.Equal(t, listenertest.Canon(withoutUints(batch)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(batch)), testutil.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -185,7 +184,7 @@ func TestDatagramTooLarge(t *testing.T) {
 	require.Equal(t, 1, pw.Dropped)
 	require.Equal(t, ReasonDatagramTooLarge, pw.Reason)
 	waitFor(t, acc, len(batch))
-	require.Equal(t, listenertest.Canon(withoutUints(batch)), listenertest.Canon(acc.Metrics()))
+	require.Equal(t, testutil.Canon(withoutUints(batch)), testutil.Canon(acc.Metrics()))
 }
 
 // withoutUints is what a writer without influx_uint_support sends: unsigned as signed.
@@ -210,5 +209,5 @@ func TestMaxLineBytes(t *testing.T) {
 	require.Equal(t, []string{
 		"wide,t=x first_field=integer:1 5000000000",
 		"wide,t=x second_field=integer:2 5000000000",
-	}, listenertest.Canon(acc.Metrics()))
+	}, testutil.Canon(acc.Metrics()))
 }
