@@ -3,8 +3,6 @@ package socketlistener
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -51,8 +49,6 @@ func socketDir(t *testing.T) string {
 	return dir
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // newListener returns an initialised listener for address, changed by opts.
 func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *SocketListener {
 	t.Helper()
@@ -61,7 +57,7 @@ func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *S
 	for _, o := range opts {
 		o(s)
 	}
-	s.SetLogger(quiet())
+	s.SetLogger(testutil.QuietLogger())
 	require.NoError(t, s.Init())
 	return s
 }

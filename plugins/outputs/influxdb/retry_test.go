@@ -1,10 +1,8 @@
 package influxdb
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
@@ -99,9 +98,8 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
 	require.NoError(t, err)
 
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	var logs testutil.Logs
+	logger := logs.Logger()
 	output := func(user, password string) *InfluxDB {
 		return connected(t, in.URL(), "authdb", func(o *InfluxDB) {
 			o.Username, o.Password = user, morse.Secret(password)
@@ -122,15 +120,11 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 		o.URLs, o.Database, o.Username, o.Password = []string{in.URL()}, "bobs_db", "bob", "bob-secret"
 		o.SetLogger(logger)
 		require.NoError(t, o.Connect(ctxT(t)))
-		logMu.Lock()
 		text := logs.String()
-		logMu.Unlock()
 		require.Contains(t, text, "database creation failed")
 		require.Contains(t, text, "requires admin privilege")
 	})
 
-	logMu.Lock()
-	defer logMu.Unlock()
 	for _, secret := range []string{"bob-secret", "wrong-secret", "admin-secret"} {
 		require.NotContains(t, logs.String(), secret)
 	}
@@ -145,17 +139,6 @@ func requireStatus(t *testing.T, err error, status int, msg string) {
 	require.Equal(t, msg, serr.Message)
 	require.False(t, strings.Contains(err.Error(), "secret"), "no credential in %q", err)
 	require.False(t, errors.Is(err, httpout.ErrTooLarge))
-}
-
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // ctxT is a context bounded well inside the test's own deadline.
@@ -26,8 +26,6 @@ func ctxT(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // connected returns an output writing to url and bucket "b", changed by mods, after Init
 // and Connect.
@@ -39,7 +37,7 @@ func connected(t testing.TB, url string, mods ...func(*InfluxDBv2)) *InfluxDBv2 
 	for _, m := range mods {
 		m(o)
 	}
-	o.SetLogger(quiet())
+	o.SetLogger(testutil.QuietLogger())
 	require.NoError(t, o.Init())
 	require.NoError(t, o.Connect(ctxT(t)))
 	t.Cleanup(func() { _ = o.Close() })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // drained writes batch through a batch writer in front of o, in one batch, and closes the
@@ -30,7 +31,7 @@ func drained(t *testing.T, o *InfluxDBv2, metrics []morse.Metric) (batch.Stats, 
 	var unknown []error // drops the sink did not name one by one
 	w, err := batch.NewWriter(o, batch.Options{
 		BatchSize: len(metrics), BufferLimit: len(metrics), FlushInterval: time.Hour,
-		Logger: quiet(), Name: "influxdb_v2", Initialized: true,
+		Logger: testutil.QuietLogger(), Name: "influxdb_v2", Initialized: true,
 		OnDrop: func(e batch.DropEvent) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -24,7 +24,7 @@ func startListener(t *testing.T, mods ...func(*influxdblistener.InfluxDBListener
 	for _, m := range mods {
 		m(l)
 	}
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	acc := &testutil.Accumulator{}
 	require.NoError(t, l.Start(context.Background(), acc))

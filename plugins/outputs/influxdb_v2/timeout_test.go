@@ -10,6 +10,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
@@ -26,7 +27,7 @@ func TestWriteTimeoutBoundsTheWriter(t *testing.T) {
 	} {
 		t.Run(tc.timeout.String(), func(t *testing.T) {
 			o := connected(t, DefaultURL, func(o *InfluxDBv2) { o.Timeout = morse.Duration(tc.timeout) })
-			w, err := batch.NewWriter(o, batch.Options{FlushInterval: time.Hour, Logger: quiet(), Initialized: true})
+			w, err := batch.NewWriter(o, batch.Options{FlushInterval: time.Hour, Logger: testutil.QuietLogger(), Initialized: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, w.WriteTimeout())
 			require.NoError(t, w.Close(ctxT(t)))

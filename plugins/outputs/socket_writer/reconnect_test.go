@@ -72,7 +72,7 @@ func TestNothingListens(t *testing.T) {
 	address := "tcp://" + testutil.FreeAddr(t)
 	w := New()
 	w.Address = address
-	w.SetLogger(quiet())
+	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
 	err := w.Connect(ctxT(t))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)

@@ -3,8 +3,6 @@ package socketwriter
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,8 +17,6 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // ctxT is a context bounded well inside the test's own deadline.
 func ctxT(t testing.TB) context.Context {
@@ -49,7 +45,7 @@ func listen(t *testing.T, address string, mods ...func(*socketlistener.SocketLis
 	for _, m := range mods {
 		m(l)
 	}
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	acc := &testutil.Accumulator{}
 	require.NoError(t, l.Start(context.Background(), acc))
@@ -69,7 +65,7 @@ func writer(t *testing.T, address string, mods ...func(*SocketWriter)) *SocketWr
 	for _, m := range mods {
 		m(w)
 	}
-	w.SetLogger(quiet())
+	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
 	require.NoError(t, w.Connect(ctxT(t)))
 	t.Cleanup(func() { _ = w.Close() })
