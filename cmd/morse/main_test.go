@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -34,10 +35,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	morseBin = filepath.Join(dir, "morse")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e-test", "-o", morseBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		panic("building morse: " + err.Error() + "\n" + string(out))
+	if err := testutil.BuildMorse(context.Background(), morseBin, "-ldflags", "-X main.version=e2e-test"); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -410,13 +409,10 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // VCS revision instead of "dev".
 func TestVersionOfAPlainBuild(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "morse")
-	build := exec.Command("go", "build", "-o", bin, ".")
 	// Go's default is to stamp the VCS revision (-buildvcs=auto); a machine whose GOFLAGS
 	// turn that off is not what a user who runs plain `go build` has.
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	out, err = exec.Command(bin, "version").Output()
+	require.NoError(t, testutil.BuildMorse(t.Context(), bin, "-buildvcs=auto"))
+	out, err := exec.Command(bin, "version").Output()
 	require.NoError(t, err)
 	rev, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	require.NoError(t, err)

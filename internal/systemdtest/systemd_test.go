@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -75,17 +76,14 @@ func buildDeb(ctx context.Context, version, dst string) error {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "morse")
-	steps := [][]string{
-		{"go", "build", "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version=" + version, "-o", bin, "./cmd/morse"},
-		{"go", "run", "./packaging/mkdeb", "--binary", bin, "--out", dir, "--version", version},
+	err = testutil.BuildMorse(ctx, bin, "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version="+version)
+	if err != nil {
+		return err
 	}
-	for _, s := range steps {
-		cmd := exec.CommandContext(ctx, s[0], s[1:]...)
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
-		}
+	pkg := exec.CommandContext(ctx, "go", "run", "./packaging/mkdeb", "--binary", bin, "--out", dir, "--version", version)
+	pkg.Dir = repoRoot
+	if out, err := pkg.CombinedOutput(); err != nil {
+		return fmt.Errorf("go run ./packaging/mkdeb: %w\n%s", err, out)
 	}
 	return os.Rename(filepath.Join(dir, "morse_"+version+"_amd64.deb"), dst)
 }
