@@ -95,7 +95,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 	in.Exec(t, "CREATE USER admin WITH PASSWORD 'admin-secret' WITH ALL PRIVILEGES") // allowed: no user yet
 	admin, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
 	require.NoError(t, err)
-	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
+	_, err = admin.Query(testutil.Context(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
 	require.NoError(t, err)
 
 	var logs testutil.Logs
@@ -109,7 +109,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 	batch := []morse.Metric{point("m", 1, "v", 1.0), point("m", 2, "v", 2.0)}
 
 	t.Run("wrong password: 401, retried", func(t *testing.T) {
-		err := output("bob", "wrong-secret").Write(ctxT(t), batch)
+		err := output("bob", "wrong-secret").Write(testutil.Context(t), batch)
 		requireStatus(t, err, http.StatusUnauthorized, "authorization failed")
 	})
 	t.Run("no write privilege: 403, retried until granted", func(t *testing.T) {
@@ -119,7 +119,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 		o := New()
 		o.URLs, o.Database, o.Username, o.Password = []string{in.URL()}, "bobs_db", "bob", "bob-secret"
 		o.SetLogger(logger)
-		require.NoError(t, o.Connect(ctxT(t)))
+		require.NoError(t, o.Connect(testutil.Context(t)))
 		text := logs.String()
 		require.Contains(t, text, "database creation failed")
 		require.Contains(t, text, "requires admin privilege")
@@ -144,20 +144,20 @@ func requireStatus(t *testing.T, err error, status int, msg string) {
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the
 // right to write, and then every point arrives.
 func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *influxquery.Client, ms []morse.Metric) {
-	requireStatus(t, o.Write(ctxT(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
+	requireStatus(t, o.Write(testutil.Context(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
 
 	w := batchWriter(t, o, batch.Options{BatchSize: len(ms)})
 	require.NoError(t, w.WriteBatch(ms))
 	require.Eventually(t, func() bool { return w.Stats().WriteErrors >= 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Zero(t, w.Stats().Written)
 
-	_, err := admin.Query(ctxT(t), "GRANT WRITE ON authdb TO bob")
+	_, err := admin.Query(testutil.Context(t), "GRANT WRITE ON authdb TO bob")
 	require.NoError(t, err)
 	stats := settled(t, w, int64(len(ms)))
 	require.Equal(t, int64(len(ms)), stats.Written)
 	require.Zero(t, stats.Dropped)
 
-	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
+	resp, err := admin.Query(testutil.Context(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
 	require.NoError(t, err)
 	require.Equal(t, int64(2), resp.Results[0].Series[0].Values[0][1])
 }

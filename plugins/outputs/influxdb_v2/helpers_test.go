@@ -3,7 +3,6 @@ package influxdbv2
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,14 +18,6 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // connected returns an output writing to url and bucket "b", changed by mods, after Init
 // and Connect.
 func connected(t testing.TB, url string, mods ...func(*InfluxDBv2)) *InfluxDBv2 {
@@ -39,7 +30,7 @@ func connected(t testing.TB, url string, mods ...func(*InfluxDBv2)) *InfluxDBv2 
 	}
 	o.SetLogger(testutil.QuietLogger())
 	require.NoError(t, o.Init())
-	require.NoError(t, o.Connect(ctxT(t)))
+	require.NoError(t, o.Connect(testutil.Context(t)))
 	t.Cleanup(func() { _ = o.Close() })
 	return o
 }

@@ -43,7 +43,7 @@ func drained(t *testing.T, o *InfluxDBv2, metrics []morse.Metric) (batch.Stats, 
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.WriteBatch(metrics))
-	require.NoError(t, w.Close(ctxT(t)))
+	require.NoError(t, w.Close(testutil.Context(t)))
 	require.Empty(t, unknown, "every drop is known metric by metric")
 	return w.Stats(), dropped
 }
@@ -176,7 +176,7 @@ func TestParseErrorWriteResult(t *testing.T) {
 				}
 				metrics = append(metrics, metric(t, "m", tags, fields, time.Unix(0, int64(i))))
 			}
-			err := o.Write(ctxT(t), metrics)
+			err := o.Write(testutil.Context(t), metrics)
 			require.Equal(t, tc.want, verdictOf(err), "%v", err)
 			var rej *morse.RejectedError
 			if errors.As(err, &rej) {

@@ -43,16 +43,16 @@ func TestReconnect(t *testing.T) {
 			acc := srv.start()
 			w := writer(t, srv.address)
 			first := batchOf(t, "first", 5)
-			require.NoError(t, w.Write(ctxT(t), first))
+			require.NoError(t, w.Write(testutil.Context(t), first))
 			waitFor(t, acc, len(first))
 
 			srv.stop()
 			second := batchOf(t, "second", 5)
-			err := w.Write(ctxT(t), second)
+			err := w.Write(testutil.Context(t), second)
 			require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 
 			acc = srv.start()
-			require.NoError(t, w.Write(ctxT(t), second), "the retried batch")
+			require.NoError(t, w.Write(testutil.Context(t), second), "the retried batch")
 			waitFor(t, acc, len(second))
 			require.Equal(t, testutil.Canon(withoutUints(second)), testutil.Canon(acc.Metrics()))
 
@@ -60,7 +60,7 @@ func TestReconnect(t *testing.T) {
 			srv.stop()
 			acc = srv.start()
 			third := batchOf(t, "third", 5)
-			require.NoError(t, w.Write(ctxT(t), third))
+			require.NoError(t, w.Write(testutil.Context(t), third))
 			waitFor(t, acc, len(third))
 			require.Equal(t, testutil.Canon(withoutUints(third)), testutil.Canon(acc.Metrics()))
 		})
@@ -74,9 +74,9 @@ func TestNothingListens(t *testing.T) {
 	w.Address = address
 	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
-	err := w.Connect(ctxT(t))
+	err := w.Connect(testutil.Context(t))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
-	err = w.Write(ctxT(t), batchOf(t, "m", 1))
+	err = w.Write(testutil.Context(t), batchOf(t, "m", 1))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 	require.ErrorContains(t, err, "connection refused")
 }
@@ -102,7 +102,7 @@ func TestStalledPeerInterrupted(t *testing.T) {
 	})
 	w := writer(t, "tcp://"+ln.Addr().String())
 	batch := batchOf(t, "stall", 2000) // about 200 KB a batch
-	ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(testutil.Context(t), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	for err == nil {

@@ -18,14 +18,6 @@ import (
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
 
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // socketDir is a short directory for unix sockets, whose paths are limited to 108 bytes.
 func socketDir(t *testing.T) string {
 	t.Helper()
@@ -67,7 +59,7 @@ func writer(t *testing.T, address string, mods ...func(*SocketWriter)) *SocketWr
 	}
 	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
-	require.NoError(t, w.Connect(ctxT(t)))
+	require.NoError(t, w.Connect(testutil.Context(t)))
 	t.Cleanup(func() { _ = w.Close() })
 	return w
 }
@@ -89,7 +81,7 @@ func batchOf(t *testing.T, name string, n int) []morse.Metric {
 // waitFor waits until acc holds n metrics.
 func waitFor(t *testing.T, acc *testutil.Accumulator, n int) {
 	t.Helper()
-	require.NoError(t, acc.Wait(ctxT(t), n), "have %d of %d", acc.NMetrics(), n)
+	require.NoError(t, acc.Wait(testutil.Context(t), n), "have %d of %d", acc.NMetrics(), n)
 }
 
 // TestEachTransport writes into morse's socket_listener over tcp, udp, unix and unixgram,
@@ -108,7 +100,7 @@ func TestEachTransport(t *testing.T) {
 				var sent []morse.Metric
 				for round := range 3 { // several batches on one connection (one gzip stream)
 					batch := batchOf(t, "m"+strconv.Itoa(round), 40)
-					require.NoError(t, w.Write(ctxT(t), batch))
+					require.NoError(t, w.Write(testutil.Context(t), batch))
 					sent = append(sent, batch...)
 					waitFor(t, acc, len(sent)) // datagrams may arrive in any order
 				}
@@ -130,7 +122,7 @@ func TestLineMetricsAndOptions(t *testing.T) {
 		morse.NewLineMetric(morse.LineText{Text: `lm,t=a v=1i,s="x y"`}, time.Unix(1, 0)),
 		morse.NewMetric("big", nil, []morse.Field{{Key: "u", Value: morse.Uint(math.MaxUint64)}}, time.Unix(2, 0)),
 	}
-	require.NoError(t, w.Write(ctxT(t), batch))
+	require.NoError(t, w.Write(testutil.Context(t), batch))
 	waitFor(t, acc, 2)
 	got := acc.Metrics()
 	require.Equal(t, []string{`lm,t=a v=integer:1,s=string:"x y"`, "big u=integer:9223372036854775807"},
@@ -160,7 +152,7 @@ func TestTLS(t *testing.T) {
 				w.ServerName = "127.0.0.1" // a unix socket's path is no name to verify
 			})
 			batch := batchOf(t, "tls", 10)
-			require.NoError(t, w.Write(ctxT(t), batch))
+			require.NoError(t, w.Write(testutil.Context(t), batch))
 			waitFor(t, acc, len(batch))
 			require.Equal(t, testutil.Canon(withoutUints(batch)), testutil.Canon(acc.Metrics()))
 		})
@@ -174,7 +166,7 @@ func TestDatagramTooLarge(t *testing.T) {
 	w := writer(t, addr)
 	batch := batchOf(t, "d", 5)
 	huge := morse.NewMetric("huge", nil, []morse.Field{{Key: "s", Value: morse.String(strings.Repeat("x", 70_000))}}, time.Unix(9, 0))
-	err := w.Write(ctxT(t), append(append([]morse.Metric{}, batch[:2]...), append([]morse.Metric{huge}, batch[2:]...)...))
+	err := w.Write(testutil.Context(t), append(append([]morse.Metric{}, batch[:2]...), append([]morse.Metric{huge}, batch[2:]...)...))
 	var pw *morse.PartialWriteError
 	require.True(t, errors.As(err, &pw), "%v", err)
 	require.Equal(t, 1, pw.Dropped)
@@ -200,7 +192,7 @@ func TestMaxLineBytes(t *testing.T) {
 	w := writer(t, addr, func(w *SocketWriter) { w.InfluxMaxLineBytes = 40 })
 	m := morse.NewMetric("wide", []morse.Tag{{Key: "t", Value: "x"}},
 		[]morse.Field{{Key: "first_field", Value: morse.Int(1)}, {Key: "second_field", Value: morse.Int(2)}}, time.Unix(5, 0))
-	require.NoError(t, w.Write(ctxT(t), []morse.Metric{m}))
+	require.NoError(t, w.Write(testutil.Context(t), []morse.Metric{m}))
 	waitFor(t, acc, 2)
 	require.Equal(t, []string{
 		"wide,t=x first_field=integer:1 5000000000",
