@@ -178,3 +178,22 @@ func Canon(ms []morse.Metric) []string {
 	slices.Sort(out)
 	return out
 }
+
+// FieldsOf returns m's fields by key, each value as its Go value (morse.Value.Interface),
+// for a test that looks fields up by name.
+func FieldsOf(m morse.Metric) map[string]any {
+	out := map[string]any{}
+	for _, f := range m.Fields() {
+		out[f.Key] = f.Value.Interface()
+	}
+	return out
+}
+
+// TagsOf returns m's tags by key.
+func TagsOf(m morse.Metric) map[string]string {
+	out := map[string]string{}
+	for _, t := range m.Tags() {
+		out[t.Key] = t.Value
+	}
+	return out
+}
