@@ -23,7 +23,6 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
-	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // morseBin is the binary built once for every end-to-end test, as `make build` builds it.
@@ -59,15 +58,6 @@ func runMorse(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), 0
 }
 
-// parseLines parses line protocol and fails the test on any bad line.
-func parseLines(t *testing.T, text string) []morse.Metric {
-	t.Helper()
-	var ms []morse.Metric
-	res := (&influx.Parser{}).Parse([]byte(text), func(m morse.Metric) { ms = append(ms, m) })
-	require.Zero(t, res.Errors, "every printed line parses: %v", res.Errs)
-	return ms
-}
-
 // parseTestOutput parses what --test prints: every line is "> " and then line protocol, as
 // in Telegraf.
 func parseTestOutput(t *testing.T, out string) []morse.Metric {
@@ -78,7 +68,7 @@ func parseTestOutput(t *testing.T, out string) []morse.Metric {
 		require.True(t, ok, "a --test line starts with \"> \": %q", line)
 		lp.WriteString(rest)
 	}
-	return parseLines(t, lp.String())
+	return testutil.Parse(t, lp.String(), false)
 }
 
 func byName(ms []morse.Metric) map[string][]morse.Metric {
@@ -140,7 +130,7 @@ func TestOnceWritesRealCPUAndMemAndExitsZero(t *testing.T) {
 	require.Contains(t, stderr, "outputs.file: 0 metrics left unsent")
 	data, err := os.ReadFile(outFile)
 	require.NoError(t, err)
-	requireRealCPUAndMem(t, parseLines(t, string(data)))
+	requireRealCPUAndMem(t, testutil.Parse(t, string(data), false))
 }
 
 // writeUnsentConfig writes a config whose only output cannot write: every flush fails with a
@@ -186,7 +176,7 @@ func TestSampleConfigRunsUnchanged(t *testing.T) {
 	conf = writeFile(t, dir, "narrow.conf", narrow)
 	out, stderr, code = runMorse(t, "--config", conf, "--once")
 	require.Zero(t, code, stderr)
-	requireRealCPUAndMem(t, parseLines(t, out))
+	requireRealCPUAndMem(t, testutil.Parse(t, out, false))
 }
 
 func TestBadConfigExitsNonZeroNamingFileAndLine(t *testing.T) {
@@ -306,7 +296,7 @@ func TestSignalsReloadAndGracefulShutdown(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "a graceful shutdown exits zero")
 	data, err := os.ReadFile(outFile)
 	require.NoError(t, err)
-	got := byName(parseLines(t, string(data)))
+	got := byName(testutil.Parse(t, string(data), false))
 	require.NotEmpty(t, got["mem"], "the shutdown flush wrote what was buffered")
 	require.NotEmpty(t, got["cpu"], "the reloaded config's new input ran")
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
-	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // The two builds: the second upgrades the first.
@@ -118,11 +117,7 @@ func TestWatchdogRestartsAWedgedAgent(t *testing.T) {
 // read while morse appends to it may end in part of a line, which is left out.
 func parseLines(t *testing.T, text string) []morse.Metric {
 	t.Helper()
-	text = text[:strings.LastIndexByte(text, '\n')+1]
-	var ms []morse.Metric
-	res := (&influx.Parser{}).Parse([]byte(text), func(m morse.Metric) { ms = append(ms, m) })
-	require.Zero(t, res.Errors, "every line parses: %v", res.Errs)
-	return ms
+	return testutil.Parse(t, text[:strings.LastIndexByte(text, '\n')+1], false)
 }
 
 // metricsOut is the file the packaged config writes to.

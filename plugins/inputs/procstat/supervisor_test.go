@@ -26,9 +26,7 @@ func startSupervisord(t *testing.T) {
 	t.Helper()
 	_, err := exec.LookPath("supervisord")
 	require.NoError(t, err, "supervisord is needed: run scripts/test-deps-supervisor.sh")
-	dir, err := os.MkdirTemp("", "sv") // short: a unix socket path has about 100 bytes
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.SocketDir(t)
 	conf := fmt.Sprintf(`[unix_http_server]
 file=%[1]s/s.sock
 [supervisord]

@@ -88,7 +88,7 @@ func TestIdleConnectionIsClosedAfterReadTimeout(t *testing.T) {
 // TestStopClosesConnectionsAndWaits stops a listener with open connections: Stop returns,
 // the clients see their connections closed, and the socket is gone.
 func TestStopClosesConnectionsAndWaits(t *testing.T) {
-	path := filepath.Join(socketDir(t), "stop.sock")
+	path := filepath.Join(testutil.SocketDir(t), "stop.sock")
 	s := newListener(t, "unix://"+path, func(s *SocketListener) { s.SocketMode = "0600" })
 	acc, _ := start(t, s)
 	fi, err := os.Stat(path)
@@ -144,7 +144,7 @@ func TestStopEndsEveryReceiver(t *testing.T) {
 // TestStaleSocketIsReplacedButNotAFile checks what the listener does with what it finds at
 // the socket path.
 func TestStaleSocketIsReplacedButNotAFile(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, []byte("keep me"), 0o600))
 	s := newListener(t, "unix://"+file)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,16 +36,6 @@ func lineBatch(transport string, n int) (lines []string, want []morse.Metric) {
 			time.Unix(0, ts).UTC()))
 	}
 	return lines, want
-}
-
-// socketDir returns a short temporary directory for unix sockets, whose paths are limited to
-// about 100 bytes.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "morse")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
 }
 
 // newListener returns an initialised listener for address, changed by opts.
@@ -83,7 +72,7 @@ func waitMetrics(t *testing.T, acc *testutil.Accumulator, n int) {
 // TestEachTransportDeliversExactlyTheLinesSent runs every transport through a whole agent and
 // compares what the output received, after the agent stopped and flushed, with what was sent.
 func TestEachTransportDeliversExactlyTheLinesSent(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	cases := []struct {
 		name, address string
 		send          func(t *testing.T, addr net.Addr, lines []string)
@@ -232,7 +221,7 @@ func TestOneCPUReadsAndParsesInline(t *testing.T) {
 	prev := singleCPU
 	singleCPU = func() bool { return true }
 	t.Cleanup(func() { singleCPU = prev })
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, tc := range []struct{ name, address string }{
 		{"udp", "udp://127.0.0.1:0"},
 		{"unixgram", "unixgram://" + filepath.Join(dir, "inline.sock")},

@@ -36,7 +36,7 @@ func (r *restartable) stop() { r.l.Stop() }
 // listener restarted between two writes is noticed before the second: its batch is not
 // written into the dead connection and lost.
 func TestReconnect(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, address := range []string{"tcp://127.0.0.1:0", "unix://" + filepath.Join(dir, "r.sock")} {
 		t.Run(strings.Split(address, ":")[0], func(t *testing.T) {
 			srv := &restartable{t: t, address: address}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,15 +16,6 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
-
-// socketDir is a short directory for unix sockets, whose paths are limited to 108 bytes.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sw")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
 
 // listen starts morse's socket_listener on address (port 0 picks a free one), changed by
 // mods, with a test accumulator; it stops when the test ends. It returns the address to
@@ -87,7 +77,7 @@ func waitFor(t *testing.T, acc *testutil.Accumulator, n int) {
 // TestEachTransport writes into morse's socket_listener over tcp, udp, unix and unixgram,
 // with gzip and without: exactly the lines sent arrive, with their types.
 func TestEachTransport(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, network := range []string{"tcp", "udp", "unix", "unixgram"} {
 		for _, enc := range []string{"identity", "gzip"} {
 			t.Run(network+"/"+enc, func(t *testing.T) {
@@ -141,7 +131,7 @@ func lineOf(m morse.Metric) string {
 // TestTLS writes over TLS on tcp and unix to a listener that requires a client certificate.
 func TestTLS(t *testing.T) {
 	certs := testutil.NewCerts(t)
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, address := range []string{"tcp://127.0.0.1:0", "unix://" + filepath.Join(dir, "tls.sock")} {
 		t.Run(strings.Split(address, ":")[0], func(t *testing.T) {
 			addr, acc, _ := listen(t, address, func(l *socketlistener.SocketListener) {
