@@ -15,25 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/diskq/diskqtest"
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // A full disk: the disk buffer keeps what the disk refuses in memory, within its limit, and
 // writes it once the disk takes writes again. Nothing is acknowledged falsely, nothing is
 // lost silently, and the segment is whole afterwards. The test runs in a child process with
-// a low file-size limit (diskqtest).
+// a low file-size limit (testutil.FullDiskChild).
 func TestDiskBufferDiskFull(t *testing.T) {
-	dir := diskqtest.ChildDir()
+	dir := testutil.FullDiskChild(t)
 	if dir == "" {
-		diskqtest.RunChild(t)
-		return
+		return // the child ran the test
 	}
 	clock := newFakeClock()
 	var ev evictions
 	o := DiskOptions{Dir: dir, Now: clock.Now, RetryInterval: time.Second}
 	b := newTestDiskBuffer(t, 150, ev.eviction(true), o)
-	diskqtest.LimitFileSize(t, 1500) // a few records of ten metrics
+	testutil.LimitFileSize(t, 1500) // a few records of ten metrics
 	addSeq(b, 0, 100, 10)
 	require.Equal(t, 100, b.Len(), "what the disk refused is held in memory")
 	require.Zero(t, ev.count())
@@ -54,8 +52,8 @@ func TestDiskBufferDiskFull(t *testing.T) {
 	require.Equal(t, map[string]int{morse.ReasonBufferFull: 50}, ev.reasons)
 	require.Equal(t, testutil.SeqRange(0, 50), testutil.Seqs(ev.metrics))
 
-	diskqtest.LimitFileSize(t, ^uint64(0)) // space frees
-	b.Add(testutil.SeqMetric(200))         // too soon: the retry waits RetryInterval
+	testutil.LimitFileSize(t, ^uint64(0)) // space frees
+	b.Add(testutil.SeqMetric(200))        // too soon: the retry waits RetryInterval
 	require.Equal(t, 150, b.Len())
 	clock.Add(time.Second)
 	b.Add(testutil.SeqMetric(201))
@@ -110,7 +108,7 @@ func newDiskFullWriter(t *testing.T, dir string, limit int, logs *testutil.Logs)
 		defer cancel()
 		_ = w.Close(ctx)
 	})
-	diskqtest.LimitFileSize(t, 1500)
+	testutil.LimitFileSize(t, 1500)
 	return w
 }
 
@@ -129,10 +127,9 @@ func countContaining(lines []string, s string) int {
 // buffer_memory_fallback, with one warning; once space returns the buffer writes it to disk
 // by itself, the groups are delivered and the listeners let go.
 func TestWriterDiskFullHoldsBackAndKeepsTracking(t *testing.T) {
-	dir := diskqtest.ChildDir()
+	dir := testutil.FullDiskChild(t)
 	if dir == "" {
-		diskqtest.RunChild(t)
-		return
+		return // the child ran the test
 	}
 	synctest.Test(t, func(t *testing.T) {
 		var logs testutil.Logs
@@ -167,7 +164,7 @@ func TestWriterDiskFullHoldsBackAndKeepsTracking(t *testing.T) {
 		time.Sleep(3 * time.Second) // retries that fail
 		require.Equal(t, 1, countContaining(logs.Warnings(), "refuses writes"), "warned once: %q", logs.Warnings())
 
-		diskqtest.LimitFileSize(t, ^uint64(0)) // space returns
+		testutil.LimitFileSize(t, ^uint64(0)) // space returns
 		released := make(chan error, 1)
 		go func() { released <- w.WaitForDisk(t.Context()) }()
 		select {
@@ -192,10 +189,9 @@ func TestWriterDiskFullHoldsBackAndKeepsTracking(t *testing.T) {
 // What the disk buffer held in memory and had to let go, evicted past the limit or lost at
 // shutdown with the disk still full, is counted and marks its groups not delivered.
 func TestWriterDiskFullLosesTrackedNotDelivered(t *testing.T) {
-	dir := diskqtest.ChildDir()
+	dir := testutil.FullDiskChild(t)
 	if dir == "" {
-		diskqtest.RunChild(t)
-		return
+		return // the child ran the test
 	}
 	synctest.Test(t, func(t *testing.T) {
 		var logs testutil.Logs

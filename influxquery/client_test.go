@@ -1,7 +1,6 @@
 package influxquery_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 const longString = "a string longer than thirty-one bytes, so MessagePack needs str8"
@@ -67,7 +67,7 @@ func TestQueryClient(t *testing.T) {
 const clientQuery = "SELECT b, f, host, i, s FROM typed"
 
 func testTypedRows(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
-	resp, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"))
+	resp, err := c.Query(testutil.Context(t), clientQuery, influxquery.WithDatabase("q"))
 	require.NoError(t, err)
 	require.Len(t, resp.Results, 1)
 	require.Equal(t, []influxquery.Series{{Name: "typed", Columns: []string{"time", "b", "f", "host", "i", "s"}, Values: wantRows}},
@@ -75,26 +75,26 @@ func testTypedRows(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
 }
 
 func testChunksMerged(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
-	whole, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"))
+	whole, err := c.Query(testutil.Context(t), clientQuery, influxquery.WithDatabase("q"))
 	require.NoError(t, err)
-	chunked, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithChunked(2))
+	chunked, err := c.Query(testutil.Context(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithChunked(2))
 	require.NoError(t, err)
 	require.Equal(t, whole, chunked)
 }
 
 func testIntegralFloats(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
-	mp, err := c.Query(ctxT(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar())
+	mp, err := c.Query(testutil.Context(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar())
 	require.NoError(t, err)
 	col := mp.Results[0].Columnar[0].Column("whole")
 	require.Equal(t, influxquery.ColumnFloat, col.Type)
 	require.Equal(t, []float64{1, 2, 3}, col.Floats)
-	js, err := c.Query(ctxT(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar(), influxquery.WithFormat(influxquery.FormatJSON))
+	js, err := c.Query(testutil.Context(t), "SELECT whole FROM typed", influxquery.WithDatabase("q"), influxquery.WithColumnar(), influxquery.WithFormat(influxquery.FormatJSON))
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2, 3}, js.Results[0].Columnar[0].Column("whole").Ints)
 }
 
 func testNulls(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
-	resp, err := c.Query(ctxT(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithColumnar())
+	resp, err := c.Query(testutil.Context(t), clientQuery, influxquery.WithDatabase("q"), influxquery.WithColumnar())
 	require.NoError(t, err)
 	s := resp.Results[0].Columnar[0]
 	b := s.Column("b")
@@ -107,7 +107,7 @@ func testNulls(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
 }
 
 func testFailedStatement(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
-	resp, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"))
+	resp, err := c.Query(testutil.Context(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"))
 	var qe *influxquery.QueryError
 	require.ErrorAs(t, err, &qe)
 	require.Equal(t, http.StatusOK, qe.StatusCode)
@@ -115,14 +115,14 @@ func testFailedStatement(t *testing.T, in *testserver.Influx, c *influxquery.Cli
 	require.Len(t, resp.Results, 2)
 	require.Equal(t, wantRows, resp.Results[0].Series[0].Values)
 	require.Equal(t, influxquery.Result{StatementID: 1, Err: "database not found: nope_db"}, resp.Results[1])
-	js, err := c.Query(ctxT(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"), influxquery.WithFormat(influxquery.FormatJSON))
+	js, err := c.Query(testutil.Context(t), clientQuery+"; SHOW TAG KEYS ON nope_db", influxquery.WithDatabase("q"), influxquery.WithFormat(influxquery.FormatJSON))
 	require.Error(t, err)
 	require.Equal(t, resp, js)
 }
 
 func testParseError(t *testing.T, in *testserver.Influx, c *influxquery.Client) {
 	for _, f := range []influxquery.Format{influxquery.FormatMsgpack, influxquery.FormatJSON} {
-		_, err := c.Query(ctxT(t), "SELEC * FROM typed", influxquery.WithDatabase("q"), influxquery.WithFormat(f))
+		_, err := c.Query(testutil.Context(t), "SELEC * FROM typed", influxquery.WithDatabase("q"), influxquery.WithFormat(f))
 		var qe *influxquery.QueryError
 		require.ErrorAs(t, err, &qe)
 		require.Equal(t, http.StatusBadRequest, qe.StatusCode)
@@ -171,16 +171,16 @@ func testFormsAgree(t *testing.T, _ *testserver.Influx, c *influxquery.Client) {
 				if columnar {
 					o = append(o, influxquery.WithColumnar())
 				}
-				mp, err := c.Query(ctxT(t), v.query, o...)
+				mp, err := c.Query(testutil.Context(t), v.query, o...)
 				require.NoError(t, err)
-				js, err := c.Query(ctxT(t), v.query, append(o, influxquery.WithFormat(influxquery.FormatJSON))...)
+				js, err := c.Query(testutil.Context(t), v.query, append(o, influxquery.WithFormat(influxquery.FormatJSON))...)
 				require.NoError(t, err)
 				require.Equal(t, mp, js, "columnar=%v", columnar)
 				require.NotZero(t, len(mp.Results[0].Series)+len(mp.Results[0].Columnar))
 			}
-			rows, err := c.Query(ctxT(t), v.query, opts...)
+			rows, err := c.Query(testutil.Context(t), v.query, opts...)
 			require.NoError(t, err)
-			cols, err := c.Query(ctxT(t), v.query, append(opts, influxquery.WithColumnar())...)
+			cols, err := c.Query(testutil.Context(t), v.query, append(opts, influxquery.WithColumnar())...)
 			require.NoError(t, err)
 			requireSameData(t, rows.Results[0].Series, cols.Results[0].Columnar, influxquery.EpochOf(opts))
 		})
@@ -206,14 +206,6 @@ func requireSameData(t *testing.T, rows []influxquery.Series, cols []influxquery
 			}
 		}
 	}
-}
-
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // rawQuery returns the body of a query answer as the server sends it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestQueryRequests checks what the client puts on the wire, through a recorder in front of a
@@ -42,7 +43,7 @@ func TestQueryRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(rec.Requests())
-			resp, err := c.Query(ctxT(t), "SHOW DATABASES", tc.opts...)
+			resp, err := c.Query(testutil.Context(t), "SHOW DATABASES", tc.opts...)
 			require.NoError(t, err)
 			require.Equal(t, "databases", resp.Results[0].Series[0].Name)
 			reqs := rec.Requests()
@@ -91,7 +92,7 @@ func TestRefusalKeepsTheText(t *testing.T) {
 			c, err := influxquery.NewClient(influxquery.ClientOptions{URL: srv.URL})
 			require.NoError(t, err)
 			t.Cleanup(c.Close)
-			resp, err := c.Query(ctxT(t), "SHOW DATABASES")
+			resp, err := c.Query(testutil.Context(t), "SHOW DATABASES")
 			require.Nil(t, resp)
 			var qe *influxquery.QueryError
 			require.ErrorAs(t, err, &qe)

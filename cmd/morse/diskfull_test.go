@@ -119,7 +119,7 @@ func startDiskFull(t *testing.T, extra string) *diskFull {
 	e.proxy = testserver.StartProxy(t, strings.TrimPrefix(e.in.URL(), "http://"))
 	e.proxy.Cut() // the sink is down until the restart
 	dir := t.TempDir()
-	bufDir := mountTmpfs(t, filepath.Join(dir, "buffer"), 8<<20)
+	bufDir := testutil.MountTmpfs(t, filepath.Join(dir, "buffer"), 8<<20, 0)
 	e.ballast = filepath.Join(bufDir, "ballast")
 	require.NoError(t, os.WriteFile(e.ballast, make([]byte, 6<<20), 0o644))
 	e.listen = testutil.FreeAddr(t)
@@ -164,15 +164,6 @@ func (e *diskFull) restart(t *testing.T) *exec.Cmd {
 	require.NoError(t, os.Remove(e.ballast))
 	e.proxy.Restore()
 	return startAgent(t, e.conf, e.listen)
-}
-
-// mountTmpfs mounts a tmpfs of size bytes on dir, created if need be, until the test ends.
-func mountTmpfs(t *testing.T, dir string, size int) string {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)), "mount a tmpfs (needs root)")
-	t.Cleanup(func() { require.NoError(t, syscall.Unmount(dir, syscall.MNT_DETACH)) })
-	return dir
 }
 
 // flood is what floodUntilRefused sent and what the listener answered.

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // morseBin is the binary built once for every end-to-end test, as `make build` builds it.
@@ -34,10 +34,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	morseBin = filepath.Join(dir, "morse")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e-test", "-o", morseBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		panic("building morse: " + err.Error() + "\n" + string(out))
+	if err := testutil.BuildMorse(context.Background(), morseBin, "-ldflags", "-X main.version=e2e-test"); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -60,15 +58,6 @@ func runMorse(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), 0
 }
 
-// parseLines parses line protocol and fails the test on any bad line.
-func parseLines(t *testing.T, text string) []morse.Metric {
-	t.Helper()
-	var ms []morse.Metric
-	res := (&influx.Parser{}).Parse([]byte(text), func(m morse.Metric) { ms = append(ms, m) })
-	require.Zero(t, res.Errors, "every printed line parses: %v", res.Errs)
-	return ms
-}
-
 // parseTestOutput parses what --test prints: every line is "> " and then line protocol, as
 // in Telegraf.
 func parseTestOutput(t *testing.T, out string) []morse.Metric {
@@ -79,7 +68,7 @@ func parseTestOutput(t *testing.T, out string) []morse.Metric {
 		require.True(t, ok, "a --test line starts with \"> \": %q", line)
 		lp.WriteString(rest)
 	}
-	return parseLines(t, lp.String())
+	return testutil.Parse(t, lp.String(), false)
 }
 
 func byName(ms []morse.Metric) map[string][]morse.Metric {
@@ -141,7 +130,7 @@ func TestOnceWritesRealCPUAndMemAndExitsZero(t *testing.T) {
 	require.Contains(t, stderr, "outputs.file: 0 metrics left unsent")
 	data, err := os.ReadFile(outFile)
 	require.NoError(t, err)
-	requireRealCPUAndMem(t, parseLines(t, string(data)))
+	requireRealCPUAndMem(t, testutil.Parse(t, string(data), false))
 }
 
 // writeUnsentConfig writes a config whose only output cannot write: every flush fails with a
@@ -187,7 +176,7 @@ func TestSampleConfigRunsUnchanged(t *testing.T) {
 	conf = writeFile(t, dir, "narrow.conf", narrow)
 	out, stderr, code = runMorse(t, "--config", conf, "--once")
 	require.Zero(t, code, stderr)
-	requireRealCPUAndMem(t, parseLines(t, out))
+	requireRealCPUAndMem(t, testutil.Parse(t, out, false))
 }
 
 func TestBadConfigExitsNonZeroNamingFileAndLine(t *testing.T) {
@@ -307,7 +296,7 @@ func TestSignalsReloadAndGracefulShutdown(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "a graceful shutdown exits zero")
 	data, err := os.ReadFile(outFile)
 	require.NoError(t, err)
-	got := byName(parseLines(t, string(data)))
+	got := byName(testutil.Parse(t, string(data), false))
 	require.NotEmpty(t, got["mem"], "the shutdown flush wrote what was buffered")
 	require.NotEmpty(t, got["cpu"], "the reloaded config's new input ran")
 }
@@ -410,13 +399,10 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // VCS revision instead of "dev".
 func TestVersionOfAPlainBuild(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "morse")
-	build := exec.Command("go", "build", "-o", bin, ".")
 	// Go's default is to stamp the VCS revision (-buildvcs=auto); a machine whose GOFLAGS
 	// turn that off is not what a user who runs plain `go build` has.
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	out, err = exec.Command(bin, "version").Output()
+	require.NoError(t, testutil.BuildMorse(t.Context(), bin, "-buildvcs=auto"))
+	out, err := exec.Command(bin, "version").Output()
 	require.NoError(t, err)
 	rev, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	require.NoError(t, err)

@@ -127,7 +127,7 @@ func influxWriteStats(t *testing.T, path string) map[string]int64 {
 	}
 	data = data[:bytes.LastIndexByte(data, '\n')+1] // a line being written is left for later
 	out := map[string]int64{}
-	for _, m := range parseLines(t, string(data)) {
+	for _, m := range testutil.Parse(t, string(data), false) {
 		if v, _ := m.Tag("output"); v != "influxdb" {
 			continue
 		}

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/morse-agent/morse/internal/sdnotify"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // notifySocket is a notify socket the test owns, as the service manager owns its own.
@@ -33,11 +34,8 @@ type notifySocket struct {
 
 func listenNotify(t *testing.T) *notifySocket {
 	t.Helper()
-	// A socket path must fit in 108 bytes; t.TempDir's can be longer.
-	dir, err := os.MkdirTemp("", "sdn")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &notifySocket{path: filepath.Join(dir, "notify"), msgs: make(chan string, 1024)}
+	s := &notifySocket{path: filepath.Join(testutil.SocketDir(t), "notify"), msgs: make(chan string, 1024)}
+	var err error
 	s.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: s.path, Net: "unixgram"})
 	require.NoError(t, err)
 	go func() {
@@ -169,7 +167,7 @@ func TestNotifyProtocolFromTheBinary(t *testing.T) {
 
 	data, err := os.ReadFile(outFile)
 	require.NoError(t, err)
-	got := byName(parseLines(t, string(data)))
+	got := byName(testutil.Parse(t, string(data), false))
 	require.NotEmpty(t, got["childenv"])
 	for _, m := range got["childenv"] {
 		for _, k := range []string{"notify", "watchdog"} {
@@ -199,10 +197,7 @@ func TestRefusedStatus(t *testing.T) {
 // TestNotificationFailuresAreLoggedOnce: a manager that cannot be reached costs one warning,
 // not one per message, and reaching it again is said once.
 func TestNotificationFailuresAreLoggedOnce(t *testing.T) {
-	dir, err := os.MkdirTemp("", "sdn")
-	require.NoError(t, err)
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "notify")
+	path := filepath.Join(testutil.SocketDir(t), "notify")
 	n, err := sdnotify.New(func(k string) string {
 		if k == "NOTIFY_SOCKET" {
 			return path

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/diskq"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // diskBufferConfig is a config whose only output keeps its disk buffer under dir: the
@@ -24,16 +25,6 @@ func diskBufferConfig(t *testing.T, dir string) string {
 [[outputs.file]]
   files = ["`+filepath.Join(t.TempDir(), "out.lp")+`"]
 `)
-}
-
-// readOnlyDir mounts a read-only tmpfs on a new directory: chmod does not stop root, which
-// the tests run as, from writing, a read-only file system does.
-func readOnlyDir(t *testing.T) string {
-	dir := t.TempDir()
-	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=64k"),
-		"mounting a read-only tmpfs (the tests run as root)")
-	t.Cleanup(func() { require.NoError(t, syscall.Unmount(dir, 0)) })
-	return dir
 }
 
 // TestFailedStartExitsOne: an agent that cannot start exits 1, so that a service manager
@@ -63,7 +54,10 @@ func TestFailedStartExitsOne(t *testing.T) {
 			return diskBufferConfig(t, dir), "in use by another process"
 		}},
 		{"read-only buffer directory", func(t *testing.T) (string, string) {
-			return diskBufferConfig(t, readOnlyDir(t)), "read-only file system"
+			// A read-only tmpfs: chmod does not stop root, which the tests run as, from
+			// writing; a read-only file system does.
+			ro := testutil.MountTmpfs(t, t.TempDir(), 64<<10, syscall.MS_RDONLY)
+			return diskBufferConfig(t, ro), "read-only file system"
 		}},
 		{"buffer directory under a file", func(t *testing.T) (string, string) {
 			file := writeFile(t, t.TempDir(), "plain", "")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
@@ -28,7 +27,7 @@ var (
 // localOnly points the listeners of a compat config at ports the kernel picks, its brokers
 // at a loopback port that nothing listens on, and its TLS files at a throw-away CA's, so
 // that --test opens nothing it was not given at run time.
-func localOnly(t *testing.T, text string, certs *listenertest.Certs) string {
+func localOnly(t *testing.T, text string, certs *testutil.Certs) string {
 	text = tlsFile.ReplaceAllStringFunc(text, func(s string) string {
 		m := tlsFile.FindStringSubmatch(s)
 		file := map[string]string{"tls_ca": certs.CA, "tls_cert": certs.ServerCert, "tls_key": certs.ServerKey}[m[2]]
@@ -48,7 +47,7 @@ func TestTelegrafSampleConfigsRunUnderTest(t *testing.T) {
 	entries, err := os.ReadDir(compatDir)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	ran := 0
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".conf")

@@ -22,10 +22,7 @@ import (
 // systemd restarts it.
 func TestWatchdogStopsPingingAWedgedAgent(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "morse-wedged")
-	build := exec.Command("go", "build", "-tags", "wedgetest", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	require.NoError(t, testutil.BuildMorse(t.Context(), bin, "-tags", "wedgetest"))
 
 	for _, tc := range []struct{ name, plugins, want string }{
 		{"gather", "[[inputs.wedged]]\n[[outputs.file]]\n  files = [\"" + filepath.Join(t.TempDir(), "o.lp") + "\"]\n",

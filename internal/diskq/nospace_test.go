@@ -9,22 +9,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse/internal/diskq/diskqtest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
-// The disk-full tests run in a child process with a low file-size limit: see diskqtest.
+// The disk-full tests run in a child process with a low file-size limit: see testutil.FullDiskChild.
 
 const recordOf100 = overhead + 800 // a record of 100 test items
 
 func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
-	dir := diskqtest.ChildDir()
+	dir := testutil.FullDiskChild(t)
 	if dir == "" {
-		diskqtest.RunChild(t)
-		return
+		return // the child ran the test
 	}
 	var bad corruptions
 	q, _ := openQueue(t, dir, testOptions(&bad))
-	diskqtest.LimitFileSize(t, 4*recordOf100+500)
+	testutil.LimitFileSize(t, 4*recordOf100+500)
 	appendRecords(t, q, 0, 4, 100)
 	err := q.Append(100, 0, encodeItems(seq(400, 500)...))
 	require.ErrorIs(t, err, ErrNoSpace)
@@ -35,7 +34,7 @@ func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
 	require.Equal(t, int64(4*recordOf100), st.Size(), "the partial write was cut back")
 	require.Equal(t, 400, q.Len())
 
-	diskqtest.LimitFileSize(t, ^uint64(0)) // space frees: the queue resumes by itself
+	testutil.LimitFileSize(t, ^uint64(0)) // space frees: the queue resumes by itself
 	appendRecords(t, q, 400, 2, 100)
 	require.NoError(t, q.Close())
 	q2, rec := openQueue(t, dir, testOptions(&bad))
@@ -45,16 +44,15 @@ func TestWriteFailureLeavesNoHalfRecord(t *testing.T) {
 }
 
 func TestReleaseOnFullDiskKeepsTheLease(t *testing.T) {
-	dir := diskqtest.ChildDir()
+	dir := testutil.FullDiskChild(t)
 	if dir == "" {
-		diskqtest.RunChild(t)
-		return
+		return // the child ran the test
 	}
 	q, _ := openQueue(t, dir, testOptions(nil))
 	appendRecords(t, q, 0, 3, 100)
 	l, _, err := q.PopTail(200)
 	require.NoError(t, err)
-	diskqtest.LimitFileSize(t, 4*recordOf100+500)
+	testutil.LimitFileSize(t, 4*recordOf100+500)
 	appendRecords(t, q, 300, 3, 100) // the segment holds 4 records now: full
 	err = q.ReleaseLease(l)
 	require.ErrorIs(t, err, ErrNoSpace)
@@ -67,7 +65,7 @@ func TestReleaseOnFullDiskKeepsTheLease(t *testing.T) {
 	require.Equal(t, seq(100, 300), append(itemsOf(recs[0]), itemsOf(recs[1])...), "handed out first")
 	require.Error(t, q.ReleaseLease(l2))
 
-	diskqtest.LimitFileSize(t, ^uint64(0))
+	testutil.LimitFileSize(t, ^uint64(0))
 	appendRecords(t, q, 600, 1, 100) // a write succeeds: the lease goes back to disk
 	leases, _ = filepath.Glob(filepath.Join(dir, "*.lease"))
 	require.Empty(t, leases)

@@ -86,7 +86,7 @@ func startBackpressureRig(t *testing.T, transport string) *bpRig {
 	oc := cfg.AddOutput("influxdb", out)
 	oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = bpBatch, bpBuffer
 
-	r.agent, r.stop = runAgent(t, cfg)
+	r.agent, r.stop = testserver.RunAgent(t, cfg)
 	select {
 	case <-r.agent.Ready():
 	case <-time.After(time.Minute):

@@ -103,7 +103,7 @@ func runTOMLAgent(t *testing.T, toml string, in morse.Input) *agent.Agent {
 	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: t.Name(), Data: []byte(toml)}}})
 	require.NoError(t, err)
 	cfg.AddInput("ticks", in).Common.Interval = morse.Duration(5 * time.Millisecond)
-	a, stop := runAgent(t, cfg)
+	a, stop := testserver.RunAgent(t, cfg)
 	t.Cleanup(func() { require.NoError(t, stop()) })
 	require.Eventually(t, func() bool { return len(a.Outputs()) == 1 }, 10*time.Second, time.Millisecond)
 	return a

@@ -57,7 +57,7 @@ func TestStringFieldsStoredAsTheSinkStoresThem(t *testing.T) {
 	fo := file.New()
 	fo.Files = []string{path}
 	cfg.AddOutput("file", fo)
-	a, stop := runAgent(t, cfg)
+	a, stop := testserver.RunAgent(t, cfg)
 	select {
 	case <-a.Ready():
 	case <-time.After(time.Minute):

@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -80,7 +78,7 @@ func startOutageRig(t *testing.T, bufferLimit int) *outageRig {
 	oc := cfg.AddOutput("influxdb", out)
 	oc.Common.FlushInterval, oc.Common.MetricBatchSize, oc.Common.MetricBufferLimit = morse.Duration(rigFlush), rigBatch, bufferLimit
 
-	r.agent, r.stop = runAgent(t, cfg)
+	r.agent, r.stop = testserver.RunAgent(t, cfg)
 	require.Eventually(t, func() bool { return len(r.agent.Outputs()) == 1 }, 10*time.Second, time.Millisecond,
 		"the agent started its output")
 	return r
@@ -182,19 +180,6 @@ func TestLongOutageThroughAgent(t *testing.T) {
 		outage.Round(time.Millisecond), refused, gathered, writtenAtCut, len(got), missing)
 	require.Positive(t, refused, "the output kept retrying")
 	require.Less(t, float64(refused), outage.Seconds()+3, "fewer attempts than one per second of outage")
-}
-
-// runAgent starts an agent on cfg, quiet, and returns it with a function that stops it and
-// returns Run's error. The agent is stopped when the test ends in any case.
-func runAgent(t *testing.T, cfg *config.Config) (*agent.Agent, func() error) {
-	t.Helper()
-	a, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- a.Run(ctx) }()
-	t.Cleanup(cancel)
-	return a, func() error { cancel(); return <-errc }
 }
 
 func waitGathered(t *testing.T, in *seqInput, more int64) {

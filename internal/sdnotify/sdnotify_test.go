@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,11 +22,7 @@ func listen(t *testing.T, abstract bool) (*net.UnixConn, string) {
 	if abstract {
 		name = fmt.Sprintf("@morse-sdnotify-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 	} else {
-		// A socket path must fit in 108 bytes; t.TempDir's can be longer.
-		dir, err := os.MkdirTemp("", "sdn")
-		require.NoError(t, err)
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		name = filepath.Join(dir, "notify")
+		name = filepath.Join(testutil.SocketDir(t), "notify")
 	}
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // The two builds: the second upgrades the first.
@@ -75,17 +75,14 @@ func buildDeb(ctx context.Context, version, dst string) error {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "morse")
-	steps := [][]string{
-		{"go", "build", "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version=" + version, "-o", bin, "./cmd/morse"},
-		{"go", "run", "./packaging/mkdeb", "--binary", bin, "--out", dir, "--version", version},
+	err = testutil.BuildMorse(ctx, bin, "-trimpath", "-tags", tagsOf(version), "-ldflags", "-s -w -X main.version="+version)
+	if err != nil {
+		return err
 	}
-	for _, s := range steps {
-		cmd := exec.CommandContext(ctx, s[0], s[1:]...)
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", strings.Join(s, " "), err, out)
-		}
+	pkg := exec.CommandContext(ctx, "go", "run", "./packaging/mkdeb", "--binary", bin, "--out", dir, "--version", version)
+	pkg.Dir = repoRoot
+	if out, err := pkg.CombinedOutput(); err != nil {
+		return fmt.Errorf("go run ./packaging/mkdeb: %w\n%s", err, out)
 	}
 	return os.Rename(filepath.Join(dir, "morse_"+version+"_amd64.deb"), dst)
 }
@@ -120,11 +117,7 @@ func TestWatchdogRestartsAWedgedAgent(t *testing.T) {
 // read while morse appends to it may end in part of a line, which is left out.
 func parseLines(t *testing.T, text string) []morse.Metric {
 	t.Helper()
-	text = text[:strings.LastIndexByte(text, '\n')+1]
-	var ms []morse.Metric
-	res := (&influx.Parser{}).Parse([]byte(text), func(m morse.Metric) { ms = append(ms, m) })
-	require.Zero(t, res.Errors, "every line parses: %v", res.Errs)
-	return ms
+	return testutil.Parse(t, text[:strings.LastIndexByte(text, '\n')+1], false)
 }
 
 // metricsOut is the file the packaged config writes to.

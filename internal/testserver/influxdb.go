@@ -1,7 +1,9 @@
 // Package testserver runs real servers for integration tests: InfluxDB 1.6.7 in a container
 // built FROM scratch, and QuestDB, Kafka and VictoriaMetrics as child processes of the test
 // (see their files); and what a test puts between a client and a server to cause faults or
-// to see the traffic: Proxy, TCPRelay, Recorder.
+// to see the traffic: Proxy, TCPRelay, Recorder; and a whole morse agent in this process
+// (RunAgent; RunListener for a listener's tests), the agent being a server too to the
+// tests that feed it.
 //
 // InfluxDB 1.6.7 comes from the host's Debian `influxdb` package: the harness
 // copies /usr/bin/influxd and the two libraries it links (libc and the

@@ -82,6 +82,7 @@ type Kafka struct {
 	jars  string
 	addrs map[string]string // listener name → 127.0.0.1:port, fixed for the broker's life
 	log   *os.File
+	certs *testutil.Certs // the TLS files; nil unless KafkaOptions.TLS
 	// cds is the class-data archive (see kafka_cds.go); cdsTmp the one this broker writes
 	// at a clean exit when cds does not exist yet. Both are used under mu.
 	cds    string

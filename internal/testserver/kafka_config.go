@@ -2,19 +2,11 @@ package testserver
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // kafkaPom lists the broker's jars; scripts/ensure-kafka.sh resolves it with Maven.
@@ -261,101 +254,40 @@ logger.started.level = info
 // User:CN=morse-client, a super user under KafkaOptions.Authorizer.
 const kafkaClientCN = "morse-client"
 
-// The TLS files, in the broker's directory.
-func (k *Kafka) serverPEM() string { return filepath.Join(k.dir, "tls", "server.pem") }
+// serverPEM is the broker's key and certificate chain in one file.
+func (k *Kafka) serverPEM() string { return k.certs.ServerChain }
 
 // CAFile is the PEM file of the CA that signed the broker's certificate and the client
 // certificate; empty unless KafkaOptions.TLS.
-func (k *Kafka) CAFile() string { return k.tlsFile("ca.pem") }
+func (k *Kafka) CAFile() string { return k.tlsFile(func(c *testutil.Certs) string { return c.CA }) }
 
 // ClientCertFile is a client certificate signed by CAFile's CA, for mutual TLS.
-func (k *Kafka) ClientCertFile() string { return k.tlsFile("client-cert.pem") }
+func (k *Kafka) ClientCertFile() string {
+	return k.tlsFile(func(c *testutil.Certs) string { return c.ClientCert })
+}
 
 // ClientKeyFile is the key of ClientCertFile.
-func (k *Kafka) ClientKeyFile() string { return k.tlsFile("client-key.pem") }
+func (k *Kafka) ClientKeyFile() string {
+	return k.tlsFile(func(c *testutil.Certs) string { return c.ClientKey })
+}
 
-func (k *Kafka) tlsFile(name string) string {
-	if !k.opts.TLS {
+func (k *Kafka) tlsFile(file func(*testutil.Certs) string) string {
+	if k.certs == nil {
 		return ""
 	}
-	return filepath.Join(k.dir, "tls", name)
+	return file(k.certs)
 }
 
-// writeTLS makes a CA, a server certificate for 127.0.0.1 and localhost, and a client
-// certificate, all ECDSA P-256 and valid for a day. The broker reads its key and chain from
-// one PEM file (ssl.keystore.type=PEM), the key unencrypted in PKCS #8.
+// writeTLS makes the broker's CA, server and client certificates (testutil.WriteCerts).
 func (k *Kafka) writeTLS() error {
-	if err := os.MkdirAll(filepath.Join(k.dir, "tls"), 0o700); err != nil {
-		return err
+	dir := filepath.Join(k.dir, "tls")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("make the broker's TLS directory: %w", err)
 	}
-	caKey, caCert, caDER, err := newCert("morse test CA", nil, nil, func(c *x509.Certificate) {
-		c.IsCA, c.BasicConstraintsValid = true, true
-		c.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	})
+	certs, err := testutil.WriteCerts(dir, kafkaClientCN)
 	if err != nil {
 		return err
 	}
-	srvKey, _, srvDER, err := newCert("127.0.0.1", caCert, caKey, func(c *x509.Certificate) {
-		c.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-		c.DNSNames = []string{"localhost"}
-		c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	})
-	if err != nil {
-		return err
-	}
-	cliKey, _, cliDER, err := newCert(kafkaClientCN, caCert, caKey, func(c *x509.Certificate) {
-		c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	})
-	if err != nil {
-		return err
-	}
-	srvPEM := append(keyPEM(srvKey), certPEM(srvDER)...)
-	srvPEM = append(srvPEM, certPEM(caDER)...)
-	return errors.Join(
-		os.WriteFile(k.CAFile(), certPEM(caDER), 0o600),
-		os.WriteFile(k.serverPEM(), srvPEM, 0o600),
-		os.WriteFile(k.ClientCertFile(), certPEM(cliDER), 0o600),
-		os.WriteFile(k.ClientKeyFile(), keyPEM(cliKey), 0o600),
-	)
-}
-
-// newCert makes a key and a certificate for cn, signed by parent (self-signed when nil).
-func newCert(cn string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, edit func(*x509.Certificate)) (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-	}
-	edit(tmpl)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	return key, cert, der, err
-}
-
-func certPEM(der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-func keyPEM(key *ecdsa.PrivateKey) []byte {
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		panic(err) // an ECDSA P-256 key always marshals
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	k.certs = certs
+	return nil
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // Logs records what a plugin logs through the logger Logger returns, so that a test can
-// check that a warning is given, and given once. It is safe for concurrent use.
+// check that a warning is given, and given once, or that a secret is never logged. It is
+// the one log capturer of the tests and is safe for concurrent use.
 type Logs struct {
 	mu      sync.Mutex
 	records []string
@@ -30,6 +31,10 @@ func (l *Logs) All() []string {
 	defer l.mu.Unlock()
 	return append([]string(nil), l.records...)
 }
+
+// String returns every record logged so far, one a line, for a test that looks for a piece
+// of text in whatever was logged.
+func (l *Logs) String() string { return strings.Join(l.All(), "\n") }
 
 func (l *Logs) atLevel(level slog.Level) []string {
 	var out []string
@@ -53,7 +58,9 @@ func (h *logsHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(r.Level.String() + " " + r.Message)
 	write := func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		// Resolved as a real handler resolves it, so that a value that logs itself
+		// (slog.LogValuer, such as morse.Secret) shows what a real log would show.
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value.Resolve())
 		return true
 	}
 	for _, a := range h.attrs {

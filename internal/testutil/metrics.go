@@ -153,3 +153,47 @@ func BenchMetric() morse.Metric {
 		},
 		time.Unix(1700000000, 123456789))
 }
+
+// Canon writes each metric as one comparable string: name, tags, typed fields in order and
+// the time in nanoseconds, sorted. Two lists are equal exactly when the metrics are, in any
+// order of arrival.
+func Canon(ms []morse.Metric) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		var b strings.Builder
+		b.WriteString(m.Name())
+		for _, tg := range m.Tags() {
+			fmt.Fprintf(&b, ",%s=%s", tg.Key, tg.Value)
+		}
+		for j, f := range m.Fields() {
+			sep := ","
+			if j == 0 {
+				sep = " "
+			}
+			fmt.Fprintf(&b, "%s%s=%s:%s", sep, f.Key, f.Value.Type(), f.Value)
+		}
+		fmt.Fprintf(&b, " %d", m.Time().UnixNano())
+		out[i] = b.String()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FieldsOf returns m's fields by key, each value as its Go value (morse.Value.Interface),
+// for a test that looks fields up by name.
+func FieldsOf(m morse.Metric) map[string]any {
+	out := map[string]any{}
+	for _, f := range m.Fields() {
+		out[f.Key] = f.Value.Interface()
+	}
+	return out
+}
+
+// TagsOf returns m's tags by key.
+func TagsOf(m morse.Metric) map[string]string {
+	out := map[string]string{}
+	for _, t := range m.Tags() {
+		out[t.Key] = t.Value
+	}
+	return out
+}

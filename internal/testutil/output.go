@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -14,7 +16,8 @@ import (
 
 // ScriptOutput is an in-process Output whose answers a test scripts. It records what was
 // written and when, in the fake time of a synctest bubble when it runs in one. The engine's
-// tests (batch, agent) share it, so that they script sinks the same way.
+// tests (batch, agent) share it, so that they script sinks the same way; the listeners'
+// tests wait on it (Wait) for what a listener delivered.
 type ScriptOutput struct {
 	// Answer, when set, decides the result of each Write; call counts from 0.
 	Answer func(call int, batch []morse.Metric) error
@@ -27,6 +30,7 @@ type ScriptOutput struct {
 	batches  [][]morse.Metric
 	closed   bool
 	connects int
+	changed  chan struct{} // closed and replaced whenever metrics are written; nil until Wait
 }
 
 // Connect counts the connection.
@@ -50,6 +54,10 @@ func (o *ScriptOutput) Write(_ context.Context, batch []morse.Metric) error {
 	o.batches = append(o.batches, cp)
 	if err == nil {
 		o.written = append(o.written, cp...)
+		if o.changed != nil {
+			close(o.changed)
+			o.changed = nil
+		}
 	}
 	hook := o.OnWrite
 	o.mu.Unlock()
@@ -72,6 +80,53 @@ func (o *ScriptOutput) Snapshot() (calls []time.Time, written []morse.Metric) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]time.Time(nil), o.calls...), append([]morse.Metric(nil), o.written...)
+}
+
+// Metrics returns the metrics written successfully so far.
+func (o *ScriptOutput) Metrics() []morse.Metric {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.written)
+}
+
+// LineMetrics counts the metrics written successfully so far that are held as line-protocol
+// text.
+func (o *ScriptOutput) LineMetrics() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, m := range o.written {
+		if _, ok := m.Line(); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// Wait blocks until at least n metrics were written successfully, failing the test after
+// timeout. It wakes on each write rather than polling.
+func (o *ScriptOutput) Wait(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		o.mu.Lock()
+		have := len(o.written)
+		if have >= n {
+			o.mu.Unlock()
+			return
+		}
+		if o.changed == nil {
+			o.changed = make(chan struct{})
+		}
+		ch := o.changed
+		o.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("waited %s for %d metrics, have %d", timeout, n, have)
+		}
+	}
 }
 
 // BatchSizes returns the size of every batch Write was called with, in order.
@@ -98,6 +153,13 @@ func (o *ScriptOutput) Closed() bool {
 	defer o.mu.Unlock()
 	return o.closed
 }
+
+// LineOutput is a ScriptOutput that takes line metrics as they are (morse.LineWriter), so
+// that a listener may hand its lines over as line metrics.
+type LineOutput struct{ ScriptOutput }
+
+// WritesLines implements morse.LineWriter.
+func (o *LineOutput) WritesLines() bool { return true }
 
 // DiscardOutput accepts every batch and keeps nothing but a count, like a sink that is never
 // the bottleneck.

@@ -47,28 +47,17 @@ func buildForTests(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(dir)
 	testBinary = filepath.Join(dir, "morse")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+testVersion, "-o", testBinary, "./cmd/morse")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, &buildError{"go build", err, out}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := testutil.BuildMorse(ctx, testBinary, "-trimpath", "-ldflags", "-s -w -X main.version="+testVersion); err != nil {
+		return 0, err
+	}
 	testDeb, err = buildPackage(ctx, buildOptions{Binary: testBinary, OutDir: dir, Repo: repoRoot, Version: testVersion})
 	if err != nil {
 		return 0, err
 	}
 	return m.Run(), nil
 }
-
-type buildError struct {
-	what string
-	err  error
-	out  []byte
-}
-
-func (e *buildError) Error() string { return e.what + ": " + e.err.Error() + "\n" + string(e.out) }
 
 func dpkgDeb(t *testing.T, args ...string) string {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/common/tlsserver"
 )
 
@@ -16,7 +16,7 @@ func TestConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, cfg, "TLS is off without a certificate")
 
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	o := tlsserver.Config{Cert: certs.ServerCert, Key: certs.ServerKey}
 	cfg, err = o.TLSConfig()
 	require.NoError(t, err)

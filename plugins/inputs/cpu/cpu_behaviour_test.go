@@ -43,7 +43,7 @@ func TestFirstGatherFallsBackToUsageSinceBoot(t *testing.T) {
 			require.NoError(t, c.Gather(context.Background(), acc))
 			ms := acc.Metrics()
 			require.Len(t, ms, 1)
-			require.Equal(t, sinceBoot, fieldsOf(ms[0]))
+			require.Equal(t, sinceBoot, testutil.FieldsOf(ms[0]))
 
 			// After the first gather, a zero interval means "too soon" as in Telegraf:
 			// no usage, and without time fields no metric at all.
@@ -68,8 +68,8 @@ func TestCountersGoingBackwards(t *testing.T) {
 
 	ms := acc.Metrics()
 	require.Equal(t, []string{"cpu0", "cpu1"}, cpuNames(ms), "time fields are still reported for cpu0")
-	require.NotContains(t, fieldsOf(ms[0]), "usage_idle", "no usage from counters that went backwards")
-	require.Equal(t, 50.0, fieldsOf(ms[1])["usage_idle"])
+	require.NotContains(t, testutil.FieldsOf(ms[0]), "usage_idle", "no usage from counters that went backwards")
+	require.Equal(t, 50.0, testutil.FieldsOf(ms[1])["usage_idle"])
 	errs := acc.Errors()
 	require.Len(t, errs, 1, "one error per gather, naming every affected CPU")
 	require.ErrorContains(t, errs[0], "current total CPU time is less than previous total CPU time for cpu0 ")
@@ -79,9 +79,9 @@ func TestCountersGoingBackwards(t *testing.T) {
 	require.NoError(t, c.Gather(context.Background(), acc))
 	ms = acc.Metrics()
 	require.Equal(t, []string{"cpu0", "cpu1"}, cpuNames(ms))
-	require.Equal(t, 25.0, fieldsOf(ms[0])["usage_user"], "10 of 40 s since the backwards sample")
-	require.Equal(t, 75.0, fieldsOf(ms[0])["usage_idle"])
-	require.Equal(t, 80.0, fieldsOf(ms[1])["usage_idle"])
+	require.Equal(t, 25.0, testutil.FieldsOf(ms[0])["usage_user"], "10 of 40 s since the backwards sample")
+	require.Equal(t, 75.0, testutil.FieldsOf(ms[0])["usage_idle"])
+	require.Equal(t, 80.0, testutil.FieldsOf(ms[1])["usage_idle"])
 	require.Empty(t, acc.Errors())
 }
 
@@ -108,7 +108,7 @@ func TestCPUsAppearingAndDisappearing(t *testing.T) {
 	require.NoError(t, c.Gather(context.Background(), acc))
 	ms := acc.Metrics()
 	require.Equal(t, []string{"cpu1"}, cpuNames(ms))
-	require.Equal(t, 50.0, fieldsOf(ms[0])["usage_user"])
+	require.Equal(t, 50.0, testutil.FieldsOf(ms[0])["usage_user"])
 	require.Empty(t, acc.Errors())
 }
 
@@ -147,7 +147,7 @@ func TestCoreTags(t *testing.T) {
 			acc := gatherOnce(t, c, src)
 			var got []map[string]string
 			for _, m := range acc.Metrics() {
-				got = append(got, tagsOf(m))
+				got = append(got, testutil.TagsOf(m))
 			}
 			require.Equal(t, tt.want, got)
 		})
@@ -200,7 +200,7 @@ func TestGoldenRealGather(t *testing.T) {
 	parts := []string{"usage_user", "usage_system", "usage_idle", "usage_nice", "usage_iowait",
 		"usage_irq", "usage_softirq", "usage_steal", "usage_guest", "usage_guest_nice"}
 	for _, m := range ms {
-		f := fieldsOf(m)
+		f := testutil.FieldsOf(m)
 		total := 0.0
 		for _, p := range parts {
 			v := f[p].(float64)

@@ -77,22 +77,6 @@ func mkTick(per ...cpu.TimesStat) tick {
 	return tick{per: per, total: sum("cpu-total", per...)}
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
-func tagsOf(m morse.Metric) map[string]string {
-	out := map[string]string{}
-	for _, t := range m.Tags() {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
 func keysOf(m morse.Metric) []string {
 	var out []string
 	for _, f := range m.Fields() {
@@ -219,8 +203,8 @@ func TestUsageMath(t *testing.T) {
 			ms := acc.Metrics()
 			require.Len(t, ms, 1)
 			require.Equal(t, "cpu", ms[0].Name())
-			require.Equal(t, map[string]string{"cpu": "cpu0"}, tagsOf(ms[0]))
-			require.Equal(t, tt.want, fieldsOf(ms[0]))
+			require.Equal(t, map[string]string{"cpu": "cpu0"}, testutil.TagsOf(ms[0]))
+			require.Equal(t, tt.want, testutil.FieldsOf(ms[0]))
 			require.Empty(t, acc.Errors())
 		})
 	}
@@ -284,7 +268,7 @@ func TestCollectCPUTimeValues(t *testing.T) {
 	acc := gatherOnce(t, c, src)
 	ms := acc.Metrics()
 	require.Len(t, ms, 1)
-	got := fieldsOf(ms[0])
+	got := testutil.FieldsOf(ms[0])
 	for key, want := range map[string]float64{
 		"time_user": 1.5, "time_system": 2, "time_idle": 3, "time_nice": 4, "time_iowait": 5,
 		"time_irq": 6, "time_softirq": 7, "time_steal": 8, "time_guest": 0.5, "time_guest_nice": 0.25,

@@ -60,22 +60,6 @@ func fake(prefix string) Source {
 	}
 }
 
-func tagsOf(m morse.Metric) map[string]string {
-	out := map[string]string{}
-	for _, t := range m.Tags() {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func paths(ms []morse.Metric) []string {
 	var out []string
 	for _, m := range ms {
@@ -141,14 +125,14 @@ func TestTagsAndFields(t *testing.T) {
 	acc := &testutil.Accumulator{}
 	require.NoError(t, d.Gather(context.Background(), acc))
 	ms := acc.Metrics()
-	require.Equal(t, map[string]string{"device": "sda1", "fstype": "ext4", "mode": "rw", "path": "/", "label": "rootfs"}, tagsOf(ms[0]))
-	require.Equal(t, map[string]string{"device": "sda2", "fstype": "ext4", "mode": "ro", "path": "/home"}, tagsOf(ms[1]))
-	require.Equal(t, map[string]string{"device": "tmpfs", "fstype": "tmpfs", "mode": "ro", "path": "/dev/shm"}, tagsOf(ms[4]),
+	require.Equal(t, map[string]string{"device": "sda1", "fstype": "ext4", "mode": "rw", "path": "/", "label": "rootfs"}, testutil.TagsOf(ms[0]))
+	require.Equal(t, map[string]string{"device": "sda2", "fstype": "ext4", "mode": "ro", "path": "/home"}, testutil.TagsOf(ms[1]))
+	require.Equal(t, map[string]string{"device": "tmpfs", "fstype": "tmpfs", "mode": "ro", "path": "/dev/shm"}, testutil.TagsOf(ms[4]),
 		"a mount without a device is named by its file system type")
 	require.Equal(t, map[string]any{
 		"total": uint64(1100), "free": uint64(400), "used": uint64(600), "used_percent": 60.0,
 		"inodes_total": uint64(100), "inodes_free": uint64(75), "inodes_used": uint64(25), "inodes_used_percent": 25.0,
-	}, fieldsOf(ms[0]), "used_percent is used/(used+free), not used/total")
+	}, testutil.FieldsOf(ms[0]), "used_percent is used/(used+free), not used/total")
 	require.Equal(t, "unknown", mode(nil))
 }
 
@@ -182,7 +166,7 @@ func TestGoldenRealGather(t *testing.T) {
 	for _, m := range ms {
 		fstype, _ := m.Tag("fstype")
 		require.NotEqual(t, "tmpfs", fstype, "the golden config ignores tmpfs")
-		f := fieldsOf(m)
+		f := testutil.FieldsOf(m)
 		require.Positive(t, f["total"])
 		require.InDelta(t, 50.0, f["used_percent"], 50.0)
 	}

@@ -56,22 +56,6 @@ func udevFixture(t *testing.T) Paths {
 	return p
 }
 
-func tagsOf(m morse.Metric) map[string]string {
-	out := map[string]string{}
-	for _, t := range m.Tags() {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func gather(t *testing.T, d *DiskIO) []morse.Metric {
 	t.Helper()
 	acc := &testutil.Accumulator{}
@@ -113,14 +97,14 @@ func TestFieldsAndDerived(t *testing.T) {
 	require.Equal(t, map[string]any{"reads": uint64(100), "merged_reads": uint64(101), "writes": uint64(102),
 		"merged_writes": uint64(103), "read_bytes": uint64(104), "write_bytes": uint64(105), "read_time": uint64(106),
 		"write_time": uint64(107), "iops_in_progress": uint64(108), "io_time": uint64(109), "weighted_io_time": uint64(110),
-	}, fieldsOf(ms[0]), "no derived fields on the first gather")
+	}, testutil.FieldsOf(ms[0]), "no derived fields on the first gather")
 
-	f := fieldsOf(gather(t, d)[0])
+	f := testutil.FieldsOf(gather(t, d)[0])
 	require.Equal(t, 2.0, f["io_await"], "40 ms over 20 requests")
 	require.Equal(t, 1.0, f["io_svctm"], "20 ms busy over 20 requests")
 	require.Equal(t, 50.0, f["io_util"], "busy 20 ms of a 40 ms interval")
 
-	f = fieldsOf(gather(t, d)[0])
+	f = testutil.FieldsOf(gather(t, d)[0])
 	require.NotContains(t, f, "io_util", "nothing is derived across a counter reset")
 	require.Equal(t, uint64(0), f["reads"], "the counters themselves are reported raw")
 }
@@ -152,7 +136,7 @@ func TestTags(t *testing.T) {
 			tt.config(d)
 			var got []map[string]string
 			for _, m := range gather(t, d) {
-				got = append(got, tagsOf(m))
+				got = append(got, testutil.TagsOf(m))
 			}
 			require.Equal(t, tt.want, got)
 		})
@@ -210,7 +194,7 @@ func TestGoldenRealGather(t *testing.T) {
 	require.NoError(t, d.Validate())
 	gather(t, d)
 	for _, m := range first {
-		require.NotContains(t, fieldsOf(m), "io_util")
+		require.NotContains(t, testutil.FieldsOf(m), "io_util")
 	}
 	// The utilisation needs an interval of at least a millisecond; the test does not wait
 	// for one but moves the previous gather back in time.
@@ -218,7 +202,7 @@ func TestGoldenRealGather(t *testing.T) {
 	second := gather(t, d)
 	require.Empty(t, shapes.Check(second))
 	for _, m := range second {
-		require.Contains(t, fieldsOf(m), "io_util")
+		require.Contains(t, testutil.FieldsOf(m), "io_util")
 	}
 	require.Equal(t, []string{"diskio: field reads: type integer, golden says unsigned"},
 		shapes.Check([]morse.Metric{second[0].WithField("reads", morse.Int(1))}))

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // answerWithin is how long a legitimate request may take while the listener is flooded.
@@ -42,7 +42,7 @@ func timedRequest(t *testing.T, url, method string, body []byte) (int, time.Dura
 // since connections without a request go first.
 func TestIdleConnectionsDoNotLockClientsOut(t *testing.T) {
 	// The flood's 10,000 sockets, and at most max_connections on the listener's side.
-	listenertest.RaiseNoFile(t, 10_000+1024+512)
+	testutil.RaiseNoFile(t, 10_000+1024+512)
 	var worst time.Duration
 	for _, tc := range []struct {
 		idle   int
@@ -63,7 +63,7 @@ func TestIdleConnectionsDoNotLockClientsOut(t *testing.T) {
 			keeper := newClient(t, l.Addr(), nil)
 			keeper.healthy()
 
-			listenertest.Flood(t, l.Addr().String(), tc.idle, []byte(tc.prefix))
+			testutil.Flood(t, l.Addr().String(), tc.idle, []byte(tc.prefix))
 			require.Eventually(t, func() bool {
 				return st.Counter("connections_opened").Get()+st.Counter("connections_refused").Get() >= int64(tc.idle+1)
 			}, waitFor, time.Millisecond, "the listener has taken in every connection of the flood")

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -22,8 +21,6 @@ import (
 
 const waitFor = 10 * time.Second
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // newListener returns an initialised listener on a free loopback port, changed by opts.
 func newListener(t testing.TB, opts ...func(*InfluxDBListener)) *InfluxDBListener {
 	t.Helper()
@@ -32,7 +29,7 @@ func newListener(t testing.TB, opts ...func(*InfluxDBListener)) *InfluxDBListene
 	for _, o := range opts {
 		o(l)
 	}
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	return l
 }

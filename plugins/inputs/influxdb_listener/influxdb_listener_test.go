@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // batch builds n lines with every field type and the metrics they must become, with the
@@ -51,10 +52,10 @@ func TestEachEndpointDeliversExactlyTheLinesSent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newListener(t, func(l *InfluxDBListener) { l.DatabaseTag, l.RetentionPolicyTag = "database", "rp" })
 			tags := []morse.Tag{{Key: "database", Value: "telegraf"}, {Key: "rp", Value: "weekly"}}
-			run := listenertest.RunAgent
+			run := testserver.RunListener
 			if tc.lines {
 				in = newListener(t)
-				tags, run = nil, listenertest.RunLineAgent
+				tags, run = nil, testserver.RunLineListener
 			}
 			agent := run(t, "influxdb_listener", in)
 			c := newClient(t, agent.Addr, nil)
@@ -72,7 +73,7 @@ func TestEachEndpointDeliversExactlyTheLinesSent(t *testing.T) {
 			}
 			agent.Out.Wait(t, len(want), waitFor)
 			agent.Stop(t)
-			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+			require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 			if tc.lines {
 				require.Equal(t, len(want), agent.Out.LineMetrics(), "every line arrives as a line metric")
 			} else {
@@ -91,7 +92,7 @@ func TestMixedGoodAndBadLines(t *testing.T) {
 	require.NoError(t, err)
 
 	in := newListener(t)
-	agent := listenertest.RunAgent(t, "influxdb_listener", in)
+	agent := testserver.RunListener(t, "influxdb_listener", in)
 	c := newClient(t, agent.Addr, nil)
 	a := c.must("POST", "/write?db=x", body)
 	require.Equal(t, http.StatusBadRequest, a.status)
@@ -118,7 +119,7 @@ func TestMixedGoodAndBadLines(t *testing.T) {
 		morse.NewMetric("net", host, []morse.Field{{Key: "bytes", Value: morse.Int(3)}, {Key: "up", Value: morse.Bool(true)},
 			{Key: "name", Value: morse.String("eth0")}}, ns(5)),
 	}
-	require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+	require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 }
 
 // TestParametersAndMethods checks the answers to bad parameters, methods and paths.

@@ -99,7 +99,7 @@ func TestZeroMeansTelegrafsDefault(t *testing.T) {
 	l := New()
 	_, err := toml.Decode("max_body_size = 0\nread_timeout = \"0s\"\nwrite_timeout = \"0s\"\nmax_line_size = 0\nbackpressure_max_wait = \"0s\"\n", l)
 	require.NoError(t, err)
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	require.Equal(t, defaultMaxBodySize, l.MaxBodySize, "0 means 32MiB, as in Telegraf")
 	require.Equal(t, defaultTimeout, l.ReadTimeout)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // tooLarge is the 413 answer to a body over 4 KiB that kept n lines.
@@ -226,7 +226,7 @@ func TestAuth(t *testing.T) {
 // TestTLS serves HTTPS with mutual TLS: a client with a certificate writes, a TLS 1.1 client
 // and a client without a certificate are refused.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	l := newListener(t, func(l *InfluxDBListener) {
 		l.Cert, l.Key, l.AllowedCACerts = certs.ServerCert, certs.ServerKey, []string{certs.CA}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/internal/testserver"
 )
 
 // hungOutput is a sink that never answers: every write waits until the engine cancels it,
@@ -27,16 +28,11 @@ func (hungOutput) Write(ctx context.Context, _ []morse.Metric) error {
 }
 func (hungOutput) WriteTimeout() time.Duration { return 100 * time.Millisecond }
 
-// runAgent runs the agent of cfg, whose input l is, until the test ends, and returns once l
-// listens.
+// runAgent runs the agent of cfg, whose input l is, until the test ends
+// (testserver.RunAgent), and returns once l listens.
 func runAgent(t *testing.T, cfg *config.Config, l *InfluxDBListener) *agent.Agent {
 	t.Helper()
-	ag, err := agent.NewAgent(cfg, agent.AgentOptions{Logger: quiet()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ag.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	ag, _ := testserver.RunAgent(t, cfg)
 	require.Eventually(t, func() bool { return l.Addr() != nil }, waitFor, time.Millisecond)
 	return ag
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,21 +14,12 @@ import (
 
 	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	_ "github.com/morse-agent/morse/plugins/outputs/file" // the discarding sink: /dev/null
 )
 
 // benchGroups numbers the benchmark's consumer groups: each run reads the topic anew.
 var benchGroups atomic.Int64
-
-// cpuTime is the CPU time this process has used, user and system. The broker is another
-// process, so it is not counted.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // produceLines fills topic with n generated lines, perMsg per message.
 func produceLines(b *testing.B, srv *testserver.Kafka, topic string, n, perMsg int) {
@@ -98,7 +88,7 @@ func BenchmarkKafkaToDiscard(b *testing.B) {
   consumer_group = "bench-%d"
   max_undelivered_messages = %d
 %s`, srv.Addr(), topic, benchGroups.Add(1), tc.undelivered, outputs[tc.output])
-				start, cpu0 := time.Now(), cpuTime(b)
+				start, cpu0 := time.Now(), testutil.CPUTime(b) // the broker, another process, is not counted
 				a, stop := runAgent(b, conf)
 				deadline := time.Now().Add(2 * time.Minute)
 				var first time.Time
@@ -117,7 +107,7 @@ func BenchmarkKafkaToDiscard(b *testing.B) {
 				}
 				wall += time.Since(start)
 				flowing += time.Since(first)
-				cpu += cpuTime(b) - cpu0
+				cpu += testutil.CPUTime(b) - cpu0
 				if err := stop(); err != nil {
 					b.Fatal(err)
 				}

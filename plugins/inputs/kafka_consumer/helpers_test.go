@@ -18,7 +18,6 @@ import (
 	"github.com/morse-agent/morse/agent"
 	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testserver"
-	"github.com/morse-agent/morse/internal/testutil"
 	_ "github.com/morse-agent/morse/plugins/outputs/socket_writer" // the tests' sink
 )
 
@@ -154,24 +153,12 @@ func socketOutput(addr string) string {
 	return fmt.Sprintf("[[outputs.socket_writer]]\n  address = \"tcp://%s\"\n", addr)
 }
 
-// runAgent runs an agent of conf until stop, which returns Run's error.
+// runAgent runs an agent of conf (testserver.RunAgent).
 func runAgent(t testing.TB, conf string) (a *agent.Agent, stop func() error) {
 	t.Helper()
 	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "test.conf", Data: []byte(conf)}}})
 	require.NoError(t, err)
-	a, err = agent.NewAgent(cfg, agent.AgentOptions{Logger: testutil.QuietLogger()})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- a.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop = func() error {
-		once.Do(func() { cancel(); runErr = <-errc })
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
-	return a, stop
+	return testserver.RunAgent(t, cfg)
 }
 
 // committed sums the group's committed offsets of topic: how many messages it will not read

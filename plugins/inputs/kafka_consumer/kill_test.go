@@ -16,19 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // perMessage is how many metrics each message of the kill test holds.
 const perMessage = 10
-
-// buildMorse builds the agent's binary into dir.
-func buildMorse(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "morse")
-	out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/morse").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
-}
 
 // sizeOf is the size of the files, in bytes.
 func sizeOf(paths []string) int64 {
@@ -72,7 +64,8 @@ func testKill(t *testing.T, srv *testserver.Kafka) {
 		wait, check     = time.Minute, 10 * time.Millisecond
 	)
 	dir := t.TempDir()
-	bin := buildMorse(t, dir)
+	bin := filepath.Join(dir, "morse")
+	require.NoError(t, testutil.BuildMorse(t.Context(), bin))
 	srv.CreateTopic(t, topic, 4, nil)
 	produceSeq(t, srv, topic, metrics, perMsg)
 	firstOf := firstNumbers(t, srv, topic)

@@ -53,14 +53,6 @@ func fixture(t *testing.T, stat string) Paths {
 		KSMDir: filepath.Join(dir, "ksm"), Pressure: filepath.Join(dir, "pressure")}
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	info, ok := morse.DefaultRegistry().Input("kernel")
 	require.True(t, ok)
@@ -106,7 +98,7 @@ func TestDefaultFields(t *testing.T) {
 		"boot_time": int64(1469620224), "context_switches": int64(2626618), "disk_pages_in": int64(5741),
 		"disk_pages_out": int64(1808), "entropy_avail": int64(3938), "interrupts": int64(1472736),
 		"processes_forked": int64(3030),
-	}, fieldsOf(ms[0]))
+	}, testutil.FieldsOf(ms[0]))
 }
 
 func TestKSMAndPressure(t *testing.T) {
@@ -117,7 +109,7 @@ func TestKSMAndPressure(t *testing.T) {
 	acc := &testutil.Accumulator{}
 	require.NoError(t, k.Gather(context.Background(), acc))
 
-	kernel := fieldsOf(acc.MetricsNamed("kernel")[0])
+	kernel := testutil.FieldsOf(acc.MetricsNamed("kernel")[0])
 	require.Len(t, kernel, 7+len(ksmStats)+1)
 	require.Equal(t, int64(1), kernel["ksm_full_scans"])
 	require.Equal(t, int64(111), kernel["ksm_stable_node_chains_prune_millisecs"])
@@ -132,7 +124,7 @@ func TestKSMAndPressure(t *testing.T) {
 	require.Equal(t, []string{"cpu/some", "memory/some", "memory/full", "io/some", "io/full"}, got,
 		"cpu/full is always zero and left out, as in Telegraf")
 	require.Equal(t, map[string]any{"avg10": 1.25, "avg60": 0.5, "avg300": 0.0, "total": uint64(1429641)},
-		fieldsOf(acc.MetricsNamed("pressure")[1]), "averages and total in one metric")
+		testutil.FieldsOf(acc.MetricsNamed("pressure")[1]), "averages and total in one metric")
 }
 
 func TestFailures(t *testing.T) {
@@ -176,7 +168,7 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Equal(t, []string{"kernel: field disk_pages_in: emitted but marked absent-here"},
 		shapes.Check(append([]morse.Metric{ms[0].WithField("disk_pages_in", morse.Int(1))}, ms[1:]...)))
 
-	f := fieldsOf(ms[0])
+	f := testutil.FieldsOf(ms[0])
 	require.Greater(t, f["boot_time"], int64(1e9))
 	require.Positive(t, f["context_switches"])
 }

@@ -46,14 +46,6 @@ func gather(t *testing.T, m *Mem) morse.Metric {
 	return ms[0]
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func keysOf(m morse.Metric) []string {
 	var out []string
 	for _, f := range m.Fields() {
@@ -98,7 +90,7 @@ func TestLinuxFields(t *testing.T) {
 		"swap_cached": uint64(19), "swap_free": uint64(27), "swap_total": uint64(26), "total": uint64(1000),
 		"used": uint64(500), "used_percent": 50.0, "vmalloc_chunk": uint64(31), "vmalloc_total": uint64(29),
 		"vmalloc_used": uint64(30), "write_back": uint64(11), "write_back_tmp": uint64(13),
-	}, fieldsOf(got))
+	}, testutil.FieldsOf(got))
 	require.True(t, slices.IsSorted(keysOf(got)), "fields in alphabetical order")
 }
 
@@ -150,7 +142,7 @@ func TestEdgeValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &Mem{goos: "linux", VirtualMemory: fixed(tt.vm, nil)}
-			tt.check(t, fieldsOf(gather(t, m)))
+			tt.check(t, testutil.FieldsOf(gather(t, m)))
 		})
 	}
 }
@@ -160,7 +152,7 @@ func TestCollectExtended(t *testing.T) {
 	m := &Mem{goos: "linux", CollectExtended: true, VirtualMemory: fixed(sample(), nil),
 		extended: func(context.Context) ([]morse.Field, error) { return ext, nil }}
 	got := gather(t, m)
-	f := fieldsOf(got)
+	f := testutil.FieldsOf(got)
 	require.Len(t, f, 36)
 	require.Equal(t, uint64(1), f["active_file"])
 	require.Equal(t, uint64(2), f["unevictable"])
@@ -178,7 +170,7 @@ func TestCollectExtended(t *testing.T) {
 }
 
 func TestOpenBSDCachedIsTheBufferCache(t *testing.T) {
-	f := fieldsOf(gather(t, &Mem{goos: "openbsd", VirtualMemory: fixed(sample(), nil)}))
+	f := testutil.FieldsOf(gather(t, &Mem{goos: "openbsd", VirtualMemory: fixed(sample(), nil)}))
 	require.Equal(t, sample().Buffers, f["cached"], "Telegraf reports vm.Buffers as cached on OpenBSD")
 }
 
@@ -200,7 +192,7 @@ func TestGoldenRealGather(t *testing.T) {
 		shapes.Check([]morse.Metric{ms[0].WithField("total", morse.Int(1))}))
 
 	// Plausibility of the real values: a machine has memory, and percentages are percentages.
-	f := fieldsOf(ms[0])
+	f := testutil.FieldsOf(ms[0])
 	require.Positive(t, f["total"])
 	require.GreaterOrEqual(t, f["total"], f["available"])
 	require.InDelta(t, 50.0, f["used_percent"], 50.0)

@@ -45,14 +45,6 @@ func fake(t *testing.T) Source {
 	}
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func names(ms []morse.Metric) []string {
 	var out []string
 	for _, m := range ms {
@@ -119,8 +111,8 @@ func TestFields(t *testing.T) {
 	require.Len(t, ms, 2, "no protocol statistics (interface=all), as in Telegraf 1.37 and later")
 	require.Equal(t, map[string]any{"bytes_sent": uint64(1), "bytes_recv": uint64(2), "packets_sent": uint64(3),
 		"packets_recv": uint64(4), "err_in": uint64(5), "err_out": uint64(6), "drop_in": uint64(7), "drop_out": uint64(8),
-		"speed": int64(10000)}, fieldsOf(ms[0]))
-	require.Equal(t, int64(-1), fieldsOf(ms[1])["speed"], "no speed file: -1, as Telegraf reports it")
+		"speed": int64(10000)}, testutil.FieldsOf(ms[0]))
+	require.Equal(t, int64(-1), testutil.FieldsOf(ms[1])["speed"], "no speed file: -1, as Telegraf reports it")
 
 	n := &Net{Source: fake(t)}
 	n.Source.IOCounters = func(context.Context, bool) ([]psnet.IOCountersStat, error) { return nil, errors.New("no dev") }

@@ -15,14 +15,6 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func gather(t *testing.T, n *Netstat) map[string]any {
 	t.Helper()
 	acc := &testutil.Accumulator{}
@@ -31,7 +23,7 @@ func gather(t *testing.T, n *Netstat) map[string]any {
 	require.Len(t, ms, 1)
 	require.Equal(t, "netstat", ms[0].Name())
 	require.Empty(t, ms[0].Tags())
-	return fieldsOf(ms[0])
+	return testutil.FieldsOf(ms[0])
 }
 
 func TestRegistered(t *testing.T) {
@@ -88,7 +80,7 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Len(t, ms, 1)
 	require.Equal(t, []string{"netstat: field tcp_new_syn_recv: emitted but not in the golden list"},
 		shapes.Check([]morse.Metric{ms[0].WithField("tcp_new_syn_recv", morse.Int(0))}))
-	f := fieldsOf(ms[0])
+	f := testutil.FieldsOf(ms[0])
 	require.GreaterOrEqual(t, f["tcp_listen"], int64(1))
 	require.GreaterOrEqual(t, f["udp_socket"], int64(1))
 }

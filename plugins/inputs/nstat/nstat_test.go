@@ -55,14 +55,6 @@ func withRoot(n *Nstat, root string) *Nstat {
 	return n
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func byName(t *testing.T, n *Nstat) map[string]map[string]any {
 	t.Helper()
 	acc := &testutil.Accumulator{}
@@ -71,7 +63,7 @@ func byName(t *testing.T, n *Nstat) map[string]map[string]any {
 	for _, m := range acc.Metrics() {
 		require.Equal(t, "nstat", m.Name())
 		name, _ := m.Tag("name")
-		out[name] = fieldsOf(m)
+		out[name] = testutil.FieldsOf(m)
 	}
 	return out
 }

@@ -19,14 +19,6 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 // procFixture writes one /proc/<pid>/stat per entry; the key is the pid.
 func procFixture(t *testing.T, stats map[int]string) string {
 	dir := t.TempDir()
@@ -53,7 +45,7 @@ func gather(t *testing.T, p *Processes) map[string]any {
 	require.Len(t, ms, 1)
 	require.Equal(t, "processes", ms[0].Name())
 	require.Empty(t, ms[0].Tags())
-	return fieldsOf(ms[0])
+	return testutil.FieldsOf(ms[0])
 }
 
 func TestRegisteredWithTelegrafDefaults(t *testing.T) {
@@ -144,7 +136,7 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Equal(t, []string{"processes: field wait: emitted but marked absent-here"},
 		shapes.Check([]morse.Metric{ms[0].WithField("wait", morse.Int(0))}))
 
-	f := fieldsOf(ms[0])
+	f := testutil.FieldsOf(ms[0])
 	require.GreaterOrEqual(t, f["stopped"], int64(1))
 	require.GreaterOrEqual(t, f["zombies"], int64(1))
 	require.GreaterOrEqual(t, f["total_threads"], f["total"])

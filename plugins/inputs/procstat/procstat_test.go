@@ -103,27 +103,11 @@ func byPID(t *testing.T, acc *testutil.Accumulator, pid int) morse.Metric {
 	return morse.Metric{}
 }
 
-func tagsOf(m morse.Metric) map[string]string {
-	out := map[string]string{}
-	for _, t := range m.Tags() {
-		out[t.Key] = t.Value
-	}
-	return out
-}
-
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func lookup(t *testing.T, acc *testutil.Accumulator) (map[string]string, map[string]any) {
 	t.Helper()
 	ms := acc.MetricsNamed("procstat_lookup")
 	require.Len(t, ms, 1)
-	return tagsOf(ms[0]), fieldsOf(ms[0])
+	return testutil.TagsOf(ms[0]), testutil.FieldsOf(ms[0])
 }
 
 func TestRegisteredWithTelegrafDefaults(t *testing.T) {
@@ -255,7 +239,7 @@ func TestSelectors(t *testing.T) {
 				tt.config(p)
 				acc := gather(t, p)
 				m := byPID(t, acc, pid)
-				tags := tagsOf(m)
+				tags := testutil.TagsOf(m)
 				require.Equal(t, "sleep", tags["process_name"])
 				for k, v := range tt.tags {
 					require.Equal(t, v, tags[k], k)
@@ -318,14 +302,14 @@ func TestTagWithAndPrefix(t *testing.T) {
 	p.Prefix = "app"
 	p.ProcessName = "renamed"
 	m := byPID(t, gather(t, p), pid)
-	tags := tagsOf(m)
+	tags := testutil.TagsOf(m)
 	require.Equal(t, "sleep "+childArg, tags["cmdline"])
 	require.Equal(t, strconv.Itoa(pid), tags["pid"])
 	require.Equal(t, strconv.Itoa(os.Getpid()), tags["ppid"])
 	require.Equal(t, "root", tags["user"])
 	require.Contains(t, []string{"sleep", "running"}, tags["status"])
 	require.Equal(t, "renamed", tags["process_name"])
-	f := fieldsOf(m)
+	f := testutil.FieldsOf(m)
 	for _, k := range []string{"pid", "app_pid", "app_cmdline", "app_ppid", "app_status", "app_user"} {
 		require.NotContains(t, f, k, "%s is a tag", k)
 	}
@@ -344,12 +328,12 @@ func TestGoldenRealGather(t *testing.T) {
 
 	first := gather(t, p)
 	require.Empty(t, shapes.Check(first.Metrics()))
-	require.NotContains(t, fieldsOf(byPID(t, first, pid)), "cpu_usage", "one sample is no usage")
+	require.NotContains(t, testutil.FieldsOf(byPID(t, first, pid)), "cpu_usage", "one sample is no usage")
 	second := &testutil.Accumulator{}
 	require.NoError(t, p.Gather(context.Background(), second))
 	require.Empty(t, shapes.Check(second.Metrics()))
 	m := byPID(t, second, pid)
-	f := fieldsOf(m)
+	f := testutil.FieldsOf(m)
 	require.Contains(t, f, "cpu_usage")
 	require.Equal(t, "sleep "+childArg, f["cmdline"])
 	require.Equal(t, int64(os.Getpid()), f["ppid"])

@@ -26,9 +26,7 @@ func startSupervisord(t *testing.T) {
 	t.Helper()
 	_, err := exec.LookPath("supervisord")
 	require.NoError(t, err, "supervisord is needed: run scripts/test-deps-supervisor.sh")
-	dir, err := os.MkdirTemp("", "sv") // short: a unix socket path has about 100 bytes
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := testutil.SocketDir(t)
 	conf := fmt.Sprintf(`[unix_http_server]
 file=%[1]s/s.sock
 [supervisord]
@@ -103,7 +101,7 @@ func TestSupervisorUnits(t *testing.T) {
 			for _, m := range acc.MetricsNamed("procstat") {
 				v, _ := m.Field("pid")
 				got = append(got, int32(v.Int()))
-				tags := tagsOf(m)
+				tags := testutil.TagsOf(m)
 				require.Equal(t, "web", tags["supervisor_unit"])
 				require.Equal(t, "RUNNING", tags["status"])
 				require.Regexp(t, `^\d+:\d\d:\d\d$`, tags["uptimes"])
@@ -114,8 +112,8 @@ func TestSupervisorUnits(t *testing.T) {
 			require.Equal(t, want, got, "the children of web's main process")
 			lookup := acc.MetricsNamed("procstat_lookup")
 			require.Len(t, lookup, 1)
-			require.Equal(t, "web;idle", tagsOf(lookup[0])["supervisor_unit"])
-			lf := fieldsOf(lookup[0])
+			require.Equal(t, "web;idle", testutil.TagsOf(lookup[0])["supervisor_unit"])
+			lf := testutil.FieldsOf(lookup[0])
 			require.Equal(t, int64(2), lf["pid_count"])
 			require.Equal(t, int64(2), lf["running"])
 		})

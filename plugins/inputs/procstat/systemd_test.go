@@ -91,9 +91,9 @@ func TestSystemdUnitFakeSystemctl(t *testing.T) {
 			if tt.wantPIDs != 0 {
 				m := byPID(t, acc, pid)
 				if tt.children {
-					require.Equal(t, "systemd/system.slice/app.service", tagsOf(m)["cgroup"], "tagged as Telegraf tags it")
+					require.Equal(t, "systemd/system.slice/app.service", testutil.TagsOf(m)["cgroup"], "tagged as Telegraf tags it")
 				} else {
-					require.Equal(t, "app.service", tagsOf(m)["systemd_unit"])
+					require.Equal(t, "app.service", testutil.TagsOf(m)["systemd_unit"])
 				}
 			}
 		})

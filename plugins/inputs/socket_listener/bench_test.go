@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -54,7 +55,7 @@ func benchLines() []byte {
 func BenchmarkTCPStream(b *testing.B) {
 	s := New()
 	s.ServiceAddress = "tcp://127.0.0.1:0"
-	s.SetLogger(quiet())
+	s.SetLogger(testutil.QuietLogger())
 	st := selfstat.NewPluginStats(selfstat.New(), "internal_socket_listener", nil)
 	s.SetStats(st)
 	if err := s.Init(); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
@@ -38,7 +37,7 @@ func timedLine(t *testing.T, conn net.Conn, acc *testutil.Accumulator, n int) ti
 // as long as the flood held its connections.
 func TestIdleConnectionsDoNotLockSendersOut(t *testing.T) {
 	// The flood's 10,000 sockets, and at most max_connections on the listener's side.
-	listenertest.RaiseNoFile(t, 10_000+1024+512)
+	testutil.RaiseNoFile(t, 10_000+1024+512)
 	var worst time.Duration
 	for _, tc := range []struct {
 		idle   int
@@ -57,7 +56,7 @@ func TestIdleConnectionsDoNotLockSendersOut(t *testing.T) {
 			defer early.Close()
 			timedLine(t, early, acc, 1)
 
-			listenertest.Flood(t, addr, tc.idle, []byte(tc.prefix))
+			testutil.Flood(t, addr, tc.idle, []byte(tc.prefix))
 			require.Eventually(t, func() bool {
 				return st.Counter("connections_opened").Get()+st.Counter("connections_refused").Get() >= int64(tc.idle+1)
 			}, waitFor, time.Millisecond, "the listener has taken in every connection of the flood")

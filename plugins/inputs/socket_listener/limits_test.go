@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // readUntilClosed reads conn until the server closes it, failing the test if that takes
@@ -88,7 +88,7 @@ func TestIdleConnectionIsClosedAfterReadTimeout(t *testing.T) {
 // TestStopClosesConnectionsAndWaits stops a listener with open connections: Stop returns,
 // the clients see their connections closed, and the socket is gone.
 func TestStopClosesConnectionsAndWaits(t *testing.T) {
-	path := filepath.Join(socketDir(t), "stop.sock")
+	path := filepath.Join(testutil.SocketDir(t), "stop.sock")
 	s := newListener(t, "unix://"+path, func(s *SocketListener) { s.SocketMode = "0600" })
 	acc, _ := start(t, s)
 	fi, err := os.Stat(path)
@@ -144,7 +144,7 @@ func TestStopEndsEveryReceiver(t *testing.T) {
 // TestStaleSocketIsReplacedButNotAFile checks what the listener does with what it finds at
 // the socket path.
 func TestStaleSocketIsReplacedButNotAFile(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, []byte("keep me"), 0o600))
 	s := newListener(t, "unix://"+file)
@@ -167,7 +167,7 @@ func TestStaleSocketIsReplacedButNotAFile(t *testing.T) {
 // TestTLS serves TCP with TLS and mutual TLS: a client with a certificate is served, a TLS
 // 1.1 client and a client without a certificate are refused.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	s := newListener(t, "tcp://127.0.0.1:0", func(s *SocketListener) {
 		s.Cert, s.Key, s.AllowedCACerts = certs.ServerCert, certs.ServerKey, []string{certs.CA}
 	})

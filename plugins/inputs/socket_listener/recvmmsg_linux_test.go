@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +40,7 @@ func TestUDPReadsAreBatched(t *testing.T) {
 // TestSendersAreNamedAsTheKernelGaveThem: a log line names a datagram's sender by the
 // address it sent from, over IPv4, IPv6 and a named or unnamed unix socket.
 func TestSendersAreNamedAsTheKernelGaveThem(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	cases := []struct {
 		name, network, listen, bind string
 		want                        func(from net.Addr) string
@@ -92,7 +93,7 @@ func dialFrom(t *testing.T, network, bind string, addr net.Addr) net.Conn {
 func TestOversizedDatagramIsDroppedWholeAndCounted(t *testing.T) {
 	var logs bytes.Buffer
 	// One worker parses the datagrams in the order they came.
-	s := newListener(t, "unixgram://"+filepath.Join(socketDir(t), "big.sock"), func(s *SocketListener) { s.UDPReceivers = 1 })
+	s := newListener(t, "unixgram://"+filepath.Join(testutil.SocketDir(t), "big.sock"), func(s *SocketListener) { s.UDPReceivers = 1 })
 	s.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	acc, st := start(t, s)
 	c := dialFrom(t, "unixgram", "", s.Addr())

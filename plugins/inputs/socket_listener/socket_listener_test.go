@@ -3,10 +3,7 @@ package socketlistener
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -41,18 +38,6 @@ func lineBatch(transport string, n int) (lines []string, want []morse.Metric) {
 	return lines, want
 }
 
-// socketDir returns a short temporary directory for unix sockets, whose paths are limited to
-// about 100 bytes.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "morse")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // newListener returns an initialised listener for address, changed by opts.
 func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *SocketListener {
 	t.Helper()
@@ -61,7 +46,7 @@ func newListener(t *testing.T, address string, opts ...func(*SocketListener)) *S
 	for _, o := range opts {
 		o(s)
 	}
-	s.SetLogger(quiet())
+	s.SetLogger(testutil.QuietLogger())
 	require.NoError(t, s.Init())
 	return s
 }
@@ -87,7 +72,7 @@ func waitMetrics(t *testing.T, acc *testutil.Accumulator, n int) {
 // TestEachTransportDeliversExactlyTheLinesSent runs every transport through a whole agent and
 // compares what the output received, after the agent stopped and flushed, with what was sent.
 func TestEachTransportDeliversExactlyTheLinesSent(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	cases := []struct {
 		name, address string
 		send          func(t *testing.T, addr net.Addr, lines []string)
@@ -111,16 +96,16 @@ func TestEachTransportDeliversExactlyTheLinesSent(t *testing.T) {
 					address = strings.Replace(address, ".sock", "-lines.sock", 1)
 				}
 				in := newListener(t, address, func(s *SocketListener) { s.UDPReceivers = 2 })
-				run := listenertest.RunAgent
+				run := testserver.RunListener
 				if asLines {
-					run = listenertest.RunLineAgent
+					run = testserver.RunLineListener
 				}
 				agent := run(t, "socket_listener", in)
 				lines, want := lineBatch(tc.name, 120)
 				tc.send(t, agent.Addr, lines)
 				agent.Out.Wait(t, len(want), waitFor)
 				agent.Stop(t)
-				require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+				require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 				if asLines {
 					// A stream's lines cut by the end of a read are parsed; most are not.
 					require.Greater(t, agent.Out.LineMetrics(), len(want)/2, "lines arrive as line metrics")
@@ -236,21 +221,21 @@ func TestOneCPUReadsAndParsesInline(t *testing.T) {
 	prev := singleCPU
 	singleCPU = func() bool { return true }
 	t.Cleanup(func() { singleCPU = prev })
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, tc := range []struct{ name, address string }{
 		{"udp", "udp://127.0.0.1:0"},
 		{"unixgram", "unixgram://" + filepath.Join(dir, "inline.sock")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newListener(t, tc.address, func(s *SocketListener) { s.UDPReceivers = 1 })
-			agent := listenertest.RunAgent(t, "socket_listener", in)
+			agent := testserver.RunListener(t, "socket_listener", in)
 			srv := in.srv.(*packetServer)
 			require.Equal(t, 1, cap(srv.free), "one batch of buffers, and no workers")
 			lines, want := lineBatch(tc.name, 120)
 			sendDatagrams(t, agent.Addr, lines)
 			agent.Out.Wait(t, len(want), waitFor)
 			agent.Stop(t)
-			require.Equal(t, listenertest.Canon(want), listenertest.Canon(agent.Out.Metrics()))
+			require.Equal(t, testutil.Canon(want), testutil.Canon(agent.Out.Metrics()))
 		})
 	}
 }

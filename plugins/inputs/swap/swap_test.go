@@ -18,14 +18,6 @@ func fixed(s *mem.SwapMemoryStat, err error) SwapMemoryFunc {
 	return func(context.Context) (*mem.SwapMemoryStat, error) { return s, err }
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func TestRegisteredWithSample(t *testing.T) {
 	info, ok := morse.DefaultRegistry().Input("swap")
 	require.True(t, ok)
@@ -70,7 +62,7 @@ func TestFields(t *testing.T) {
 			require.Len(t, ms, 1, "gauges and counters in one metric")
 			require.Equal(t, "swap", ms[0].Name())
 			require.Empty(t, ms[0].Tags())
-			require.Equal(t, tt.want, fieldsOf(ms[0]))
+			require.Equal(t, tt.want, testutil.FieldsOf(ms[0]))
 		})
 	}
 }
@@ -91,7 +83,7 @@ func TestGoldenRealGather(t *testing.T) {
 	require.Equal(t, []string{"swap: field total: type integer, golden says unsigned"},
 		testutil.LoadGolden(t, path).Check([]morse.Metric{ms[0].WithField("total", morse.Int(1))}))
 
-	f := fieldsOf(ms[0])
+	f := testutil.FieldsOf(ms[0])
 	require.Equal(t, f["total"], f["used"].(uint64)+f["free"].(uint64), "used + free = total")
 	require.InDelta(t, 50.0, f["used_percent"], 50.0)
 }

@@ -63,14 +63,6 @@ func (f *fake) source(t *testing.T) Source {
 	}
 }
 
-func fieldsOf(m morse.Metric) map[string]any {
-	out := map[string]any{}
-	for _, f := range m.Fields() {
-		out[f.Key] = f.Value.Interface()
-	}
-	return out
-}
-
 func gather(t *testing.T, s *System) *testutil.Accumulator {
 	t.Helper()
 	require.NoError(t, s.Validate())
@@ -157,7 +149,7 @@ func TestLayouts(t *testing.T) {
 			for _, m := range gather(t, s).Metrics() {
 				require.Equal(t, "system", m.Name())
 				require.Empty(t, m.Tags())
-				got = append(got, fieldsOf(m))
+				got = append(got, testutil.FieldsOf(m))
 			}
 			require.ElementsMatch(t, tt.want, got)
 		})
@@ -192,7 +184,7 @@ func TestUnreadableGroupsAreReportedAndOthersKept(t *testing.T) {
 	acc = gather(t, s)
 	ms = acc.Metrics()
 	require.Len(t, ms, 1)
-	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5}, fieldsOf(ms[0]),
+	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5}, testutil.FieldsOf(ms[0]),
 		"users without utmp are skipped silently, as Telegraf does")
 	msgs = nil
 	for _, err := range acc.Errors() {
@@ -206,7 +198,7 @@ func TestUnreadableGroupsAreReportedAndOthersKept(t *testing.T) {
 	acc = gather(t, s)
 	require.Len(t, acc.Metrics(), 1)
 	require.Equal(t, map[string]any{"load1": 1.5, "load5": 2.5, "load15": 3.5, "n_cpus": int64(8), "n_physical_cpus": int64(4)},
-		fieldsOf(acc.Metrics()[0]))
+		testutil.FieldsOf(acc.Metrics()[0]))
 	require.Len(t, acc.Errors(), 1)
 }
 
@@ -229,7 +221,7 @@ func TestMissingUtmpIsAskedForAgainLater(t *testing.T) {
 	}
 	ms := gather(t, s).Metrics()
 	require.Equal(t, 2, calls)
-	require.Equal(t, map[string]any{"n_users": int64(1), "n_unique_users": int64(1)}, fieldsOf(ms[0]))
+	require.Equal(t, map[string]any{"n_users": int64(1), "n_unique_users": int64(1)}, testutil.FieldsOf(ms[0]))
 }
 
 func TestOSAndDMI(t *testing.T) {
@@ -240,7 +232,7 @@ func TestOSAndDMI(t *testing.T) {
 	ms := gather(t, s).Metrics()
 	require.Len(t, ms, 1, "the groups share one system metric")
 	require.Equal(t, "system", ms[0].Name())
-	got := fieldsOf(ms[0])
+	got := testutil.FieldsOf(ms[0])
 	require.Len(t, got, 6+21)
 	for k, v := range map[string]any{"os": "linux", "arch": "x86_64", "platform": "debian", "platform_family": "debian",
 		"platform_version": "12", "kernel_version": "6.1.0"} {
@@ -268,7 +260,7 @@ func TestGoldenRealGather(t *testing.T) {
 	shapes := testutil.LoadGolden(t, path)
 	require.Equal(t, []string{"system: field n_cpus: type float, golden says integer"},
 		shapes.Check([]morse.Metric{ms[0].WithField("n_cpus", morse.Float(1))}))
-	got := fieldsOf(ms[0])
+	got := testutil.FieldsOf(ms[0])
 	require.Positive(t, got["n_cpus"])
 	require.Positive(t, got["uptime"])
 	require.NotContains(t, got, "uptime_format")
@@ -283,5 +275,5 @@ func TestGoldenRealGather(t *testing.T) {
 	legacy := testutil.GatherReal(t, New(), "", 1)
 	require.Len(t, legacy, 1)
 	require.Empty(t, shapes.Defaults().Check(legacy))
-	require.Contains(t, fieldsOf(legacy[0]), "uptime_format")
+	require.Contains(t, testutil.FieldsOf(legacy[0]), "uptime_format")
 }

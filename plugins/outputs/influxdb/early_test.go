@@ -10,6 +10,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestEarly413 writes to a server that answers 413 before it reads the body, as a proxy with
@@ -33,7 +34,7 @@ func TestEarly413(t *testing.T) {
 	for i := range batch {
 		batch[i] = point("m", int64(i), "#i", strconv.Itoa(i), "v", float64(i))
 	}
-	require.NoError(t, o.Write(ctxT(t), batch))
+	require.NoError(t, o.Write(testutil.Context(t), batch))
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, got, len(batch))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // The tests in this file use hand-written sinks, only for what a real InfluxDB 1.6.7 cannot
@@ -42,7 +43,7 @@ func TestRetryAfterFromFakeSink(t *testing.T) {
 				http.Error(w, "slow down", tc.status)
 			})
 			o := connected(t, url, "db", func(o *InfluxDB) { o.SkipDatabaseCreation = true })
-			err := o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)})
+			err := o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)})
 			requireClass(t, err, want{outcome: morse.OutcomeRetry, after: tc.want})
 		})
 	}
@@ -103,7 +104,7 @@ func TestTimeout(t *testing.T) {
 		o.Timeout = morse.Duration(200 * time.Millisecond)
 	})
 	start := time.Now()
-	err := o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)})
+	err := o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)})
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
@@ -120,7 +121,7 @@ func TestTimeoutFailsOver(t *testing.T) {
 		o.Timeout = morse.Duration(200 * time.Millisecond)
 		o.URLs = append(o.URLs, good)
 	})
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	require.Equal(t, int64(1), got.Load())
 }
 
@@ -136,7 +137,7 @@ func TestConnectionReset(t *testing.T) {
 		_ = conn.Close()
 	})
 	o := connected(t, url, "db", func(o *InfluxDB) { o.SkipDatabaseCreation = true })
-	err := o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)})
+	err := o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)})
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 	var re *morse.RetryableError
 	require.ErrorAs(t, err, &re)

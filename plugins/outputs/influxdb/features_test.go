@@ -48,8 +48,8 @@ func TestFeatures(t *testing.T) {
 func testGzip(t *testing.T, in *testserver.Influx) {
 	plain := connected(t, in.URL(), "gz_plain")
 	zipped := connected(t, in.URL(), "gz_zipped", func(o *InfluxDB) { o.ContentEncoding = "gzip" })
-	require.NoError(t, plain.Write(ctxT(t), typedBatch()))
-	require.NoError(t, zipped.Write(ctxT(t), typedBatch()))
+	require.NoError(t, plain.Write(testutil.Context(t), typedBatch()))
+	require.NoError(t, zipped.Write(testutil.Context(t), typedBatch()))
 	body, _, _ := zipped.serialize(zipped.getScratch(), typedBatch())
 	require.Equal(t, []byte{0x1f, 0x8b}, body[:2], "the body is gzip")
 
@@ -61,15 +61,15 @@ func testGzip(t *testing.T, in *testserver.Influx) {
 
 func testFailover(t *testing.T, in *testserver.Influx) {
 	o := connected(t, deadURL(t), "failover", func(o *InfluxDB) { o.URLs = append(o.URLs, in.URL()) })
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 2, "v", 2.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 2, "v", 2.0)}))
 	require.Equal(t, 1, o.failover.Current(), "later writes start at the URL that answered")
 	require.Equal(t, []int64{1, 2}, storedTimes(t, in, "failover", "m"))
 }
 
 func testAllDead(t *testing.T, in *testserver.Influx) {
 	o := connected(t, deadURL(t), "nowhere", func(o *InfluxDB) { o.URLs = append(o.URLs, deadURL(t)) })
-	err := o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)})
+	err := o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)})
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.ErrorContains(t, err, "connection refused")
 }
@@ -91,7 +91,7 @@ func testRouting(t *testing.T, in *testserver.Influx) {
 		point("m", 14, "#db", "routed_c", "v", 4.0),
 	}
 	// One request per group; the type conflict of routed_c makes the batch partial.
-	requireClass(t, o.Write(ctxT(t), batch), want{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1})
+	requireClass(t, o.Write(testutil.Context(t), batch), want{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1})
 
 	require.Equal(t, []int64{10}, storedTimes(t, in, "routed_a", "m"))
 	res := in.Query(t, "routed_a", "SHOW TAG KEYS FROM m")
@@ -105,15 +105,15 @@ func testRouting(t *testing.T, in *testserver.Influx) {
 
 func testRecreate(t *testing.T, in *testserver.Influx) {
 	o := connected(t, in.URL(), "recreated")
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	in.Exec(t, "DROP DATABASE recreated")
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 2, "v", 2.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 2, "v", 2.0)}))
 	require.Equal(t, []int64{2}, storedTimes(t, in, "recreated", "m"))
 }
 
 func testOmitTimestamp(t *testing.T, in *testserver.Influx) {
 	o := connected(t, in.URL(), "omit", func(o *InfluxDB) { o.InfluxOmitTimestamp = true })
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	got := storedTimes(t, in, "omit", "m")
 	require.Len(t, got, 1)
 	require.Greater(t, got[0], int64(1_600_000_000_000_000_000))
@@ -127,7 +127,7 @@ func testRequestOptions(t *testing.T, in *testserver.Influx) {
 		o.WriteConsistency, o.RetentionPolicy = "any", "autogen"
 		o.HTTPHeaders = map[string]string{"X-Special": "yes"}
 	})
-	require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	reqs := rec.Requests()
 	require.Len(t, reqs, 2, "CREATE DATABASE, then the write")
 	create, write := reqs[0], reqs[1]
@@ -175,7 +175,7 @@ func testConcurrentWrites(t *testing.T, in *testserver.Influx) {
 					db := []string{"cw_a", "cw_b"}[ts%2]
 					ms = append(ms, point("m", ts, "#db", db, "v", float64(ts)))
 				}
-				errs <- o.Write(ctxT(t), ms)
+				errs <- o.Write(testutil.Context(t), ms)
 			}
 		})
 	}

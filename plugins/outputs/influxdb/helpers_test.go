@@ -15,15 +15,8 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
-
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // connected returns an output for url, changed by mods, after Connect.
 func connected(t testing.TB, url, db string, mods ...func(*InfluxDB)) *InfluxDB {
@@ -35,7 +28,7 @@ func connected(t testing.TB, url, db string, mods ...func(*InfluxDB)) *InfluxDB 
 		m(o)
 	}
 	require.NoError(t, o.Validate())
-	require.NoError(t, o.Connect(ctxT(t)))
+	require.NoError(t, o.Connect(testutil.Context(t)))
 	t.Cleanup(func() { _ = o.Close() })
 	return o
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestServerLimits covers the answers of a server with limits: max-values-per-tag,
@@ -22,7 +23,7 @@ func TestServerLimits(t *testing.T) {
 			t.Run(mode, func(t *testing.T) {
 				db := "lim_v_" + strings.ToLower(mode)
 				o := connected(t, in.URL(), db)
-				require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "#t", "a", "v", 1.0), point("m", 2, "#t", "b", "v", 2.0)}))
+				require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "#t", "a", "v", 1.0), point("m", 2, "#t", "b", "v", 2.0)}))
 				batch := []morse.Metric{
 					point("m", 11, "#t", "a", "v", 11.0), point("m", 12, "#t", "b", "v", 12.0), point("m", 13, "#t", "c", "v", 13.0),
 					point("m", 14, "#t", "a", "v", 14.0), point("m", 15, "#t", "b", "v", 15.0),
@@ -51,8 +52,8 @@ func TestServerLimits(t *testing.T) {
 		o := connected(t, in.URL(), "lim_p")
 		batch := []morse.Metric{point("m", 1, "v", 1.0), point("m", 2, "v", 1.0), point("m", 3, "v", 1.0), point("m", 4, "v", 1.0)}
 		writeAndCheck(t, o, "Write", batch, want{outcome: morse.OutcomePartial, reason: ReasonMaxSeriesPerDatabase, dropped: 4})
-		require.NoError(t, o.Write(ctxT(t), batch[:3]), "three fit")
-		require.NoError(t, o.Write(ctxT(t), batch), "and then the series exists")
+		require.NoError(t, o.Write(testutil.Context(t), batch[:3]), "three fit")
+		require.NoError(t, o.Write(testutil.Context(t), batch), "and then the series exists")
 		require.Equal(t, []int64{1, 2, 3, 4}, storedTimes(t, in, "lim_p", "m"))
 	})
 }
@@ -75,7 +76,7 @@ func TestBodyLimit(t *testing.T) {
 		}
 		body, _, _ := o.serialize(o.getScratch(), batch)
 		require.Greater(t, len(body), 2*maxBody, "the batch must be over max-body-size")
-		require.NoError(t, o.Write(ctxT(t), batch))
+		require.NoError(t, o.Write(testutil.Context(t), batch))
 		require.Equal(t, times, storedTimes(t, in, "lim_big", "m"), "every point arrives, once")
 	})
 
@@ -100,7 +101,7 @@ func TestBodyLimit(t *testing.T) {
 func writeAndCheck(t *testing.T, o *InfluxDB, mode string, sent []morse.Metric, w want) {
 	t.Helper()
 	if mode == "Write" {
-		requireClass(t, o.Write(ctxT(t), sent), w)
+		requireClass(t, o.Write(testutil.Context(t), sent), w)
 		return
 	}
 	var drops dropRecorder

@@ -8,6 +8,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -31,8 +32,8 @@ func testLineMetrics(t *testing.T, in *testserver.Influx) {
 
 	o := connected(t, in.URL(), "lines_text")
 	require.True(t, o.WritesLines())
-	require.NoError(t, o.Write(ctxT(t), lines))
-	require.NoError(t, connected(t, in.URL(), "lines_expanded").Write(ctxT(t), expanded))
+	require.NoError(t, o.Write(testutil.Context(t), lines))
+	require.NoError(t, connected(t, in.URL(), "lines_expanded").Write(testutil.Context(t), expanded))
 
 	const q = "SELECT * FROM /.*/ GROUP BY *"
 	want := in.Query(t, "lines_expanded", q)

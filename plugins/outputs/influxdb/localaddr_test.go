@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestLocalAddress binds the output's connections to 127.0.0.2, as Telegraf's local_address
@@ -26,7 +27,7 @@ func TestLocalAddress(t *testing.T) {
 	})
 	for _, local := range []string{"127.0.0.2", "127.0.0.2:0"} {
 		o := connected(t, url, "db", func(o *InfluxDB) { o.SkipDatabaseCreation = true; o.LocalAddress = local })
-		require.NoError(t, o.Write(ctxT(t), []morse.Metric{point("m", 1, "v", 1.0)}))
+		require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{point("m", 1, "v", 1.0)}))
 	}
 	mu.Lock()
 	defer mu.Unlock()

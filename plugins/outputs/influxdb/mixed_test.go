@@ -12,6 +12,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // mixedCase is a batch that InfluxDB 1.6.7 refuses in part for several reasons at once. The
@@ -150,7 +151,7 @@ func TestMixedPartialWritesCountedExactly(t *testing.T) {
 				tc.setup(t, in, db)
 				o := connected(t, in.URL(), db, modOrNil(tc.mod), func(o *InfluxDB) { o.RetentionPolicy = tc.rp })
 				ms, wantDrops := tc.batch(time.Now())
-				err := o.Write(ctxT(t), ms)
+				err := o.Write(testutil.Context(t), ms)
 				require.Equal(t, morse.OutcomePartial, morse.Classify(err), "error: %v", err)
 				pw, _ := errors.AsType[*morse.PartialWriteError](err)
 				require.Equal(t, wantDrops, dropsByReason(pw), "error: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // permanentCase is one permanent row of testdata/influxdb/classifier.md (or another answer
@@ -109,7 +110,7 @@ func TestPermanentErrors(t *testing.T) {
 					tc.setup(t, in, db)
 				}
 				o := connected(t, in.URL(), db, modOrNil(tc.mod))
-				err := o.Write(ctxT(t), tc.batch)
+				err := o.Write(testutil.Context(t), tc.batch)
 				requireClass(t, err, tc.want)
 				checkStored(t, in, db, tc)
 			})

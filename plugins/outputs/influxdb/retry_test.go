@@ -1,10 +1,8 @@
 package influxdb
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
@@ -96,12 +95,11 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 	in.Exec(t, "CREATE USER admin WITH PASSWORD 'admin-secret' WITH ALL PRIVILEGES") // allowed: no user yet
 	admin, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
 	require.NoError(t, err)
-	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
+	_, err = admin.Query(testutil.Context(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE authdb")
 	require.NoError(t, err)
 
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	var logs testutil.Logs
+	logger := logs.Logger()
 	output := func(user, password string) *InfluxDB {
 		return connected(t, in.URL(), "authdb", func(o *InfluxDB) {
 			o.Username, o.Password = user, morse.Secret(password)
@@ -111,7 +109,7 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 	batch := []morse.Metric{point("m", 1, "v", 1.0), point("m", 2, "v", 2.0)}
 
 	t.Run("wrong password: 401, retried", func(t *testing.T) {
-		err := output("bob", "wrong-secret").Write(ctxT(t), batch)
+		err := output("bob", "wrong-secret").Write(testutil.Context(t), batch)
 		requireStatus(t, err, http.StatusUnauthorized, "authorization failed")
 	})
 	t.Run("no write privilege: 403, retried until granted", func(t *testing.T) {
@@ -121,16 +119,12 @@ func TestAuthErrorsAreRetried(t *testing.T) {
 		o := New()
 		o.URLs, o.Database, o.Username, o.Password = []string{in.URL()}, "bobs_db", "bob", "bob-secret"
 		o.SetLogger(logger)
-		require.NoError(t, o.Connect(ctxT(t)))
-		logMu.Lock()
+		require.NoError(t, o.Connect(testutil.Context(t)))
 		text := logs.String()
-		logMu.Unlock()
 		require.Contains(t, text, "database creation failed")
 		require.Contains(t, text, "requires admin privilege")
 	})
 
-	logMu.Lock()
-	defer logMu.Unlock()
 	for _, secret := range []string{"bob-secret", "wrong-secret", "admin-secret"} {
 		require.NotContains(t, logs.String(), secret)
 	}
@@ -147,34 +141,23 @@ func requireStatus(t *testing.T, err error, status int, msg string) {
 	require.False(t, errors.Is(err, httpout.ErrTooLarge))
 }
 
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // testGrantWhileWaiting: a BatchWriter keeps retrying a 403 until the user is granted the
 // right to write, and then every point arrives.
 func testGrantWhileWaiting(t *testing.T, o *InfluxDB, admin *influxquery.Client, ms []morse.Metric) {
-	requireStatus(t, o.Write(ctxT(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
+	requireStatus(t, o.Write(testutil.Context(t), ms), http.StatusForbidden, `"bob" user is not authorized to write to database "authdb"`)
 
 	w := batchWriter(t, o, batch.Options{BatchSize: len(ms)})
 	require.NoError(t, w.WriteBatch(ms))
 	require.Eventually(t, func() bool { return w.Stats().WriteErrors >= 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Zero(t, w.Stats().Written)
 
-	_, err := admin.Query(ctxT(t), "GRANT WRITE ON authdb TO bob")
+	_, err := admin.Query(testutil.Context(t), "GRANT WRITE ON authdb TO bob")
 	require.NoError(t, err)
 	stats := settled(t, w, int64(len(ms)))
 	require.Equal(t, int64(len(ms)), stats.Written)
 	require.Zero(t, stats.Dropped)
 
-	resp, err := admin.Query(ctxT(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
+	resp, err := admin.Query(testutil.Context(t), "SELECT count(v) FROM m", influxquery.WithDatabase("authdb"))
 	require.NoError(t, err)
 	require.Equal(t, int64(2), resp.Results[0].Series[0].Values[0][1])
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/influxquery"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // requestsTo sorts what rec saw since from into writes and statements.
@@ -52,7 +53,7 @@ func TestOneRequestPerShardGroup(t *testing.T) {
 		{"two groups", []morse.Metric{at(time.Minute), at(-time.Minute), at(time.Hour)}, 2, nil},
 	} {
 		from := len(rec.Requests())
-		require.NoError(t, o.Write(ctxT(t), step.batch), step.name)
+		require.NoError(t, o.Write(testutil.Context(t), step.batch), step.name)
 		writes, queries := requestsTo(t, rec, from)
 		require.Equal(t, step.writes, writes, step.name)
 		require.Equal(t, step.queries, queries, step.name)
@@ -71,9 +72,9 @@ func TestShardGroupsWithoutReadPrivilege(t *testing.T) {
 	in.Exec(t, "CREATE USER admin WITH PASSWORD 'admin-secret' WITH ALL PRIVILEGES")
 	admin, err := influxquery.NewClient(influxquery.ClientOptions{URL: in.URL(), Username: "admin", Password: "admin-secret", Timeout: 10 * time.Second})
 	require.NoError(t, err)
-	_, err = admin.Query(ctxT(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE wo; GRANT WRITE ON wo TO bob")
+	_, err = admin.Query(testutil.Context(t), "CREATE USER bob WITH PASSWORD 'bob-secret'; CREATE DATABASE wo; GRANT WRITE ON wo TO bob")
 	require.NoError(t, err)
-	_, err = admin.Query(ctxT(t), "CREATE RETENTION POLICY r ON wo DURATION 1h REPLICATION 1 DEFAULT")
+	_, err = admin.Query(testutil.Context(t), "CREATE RETENTION POLICY r ON wo DURATION 1h REPLICATION 1 DEFAULT")
 	require.NoError(t, err)
 
 	rec := testserver.StartRecorder(t, in.URL())
@@ -87,7 +88,7 @@ func TestShardGroupsWithoutReadPrivilege(t *testing.T) {
 	}
 	for round := range 2 {
 		from := len(rec.Requests())
-		err := o.Write(ctxT(t), batch)
+		err := o.Write(testutil.Context(t), batch)
 		pw, ok := errors.AsType[*morse.PartialWriteError](err)
 		require.True(t, ok, "%v", err)
 		require.Equal(t, map[string]int{morse.ReasonBeyondRetention: 2}, dropsByReason(pw))

@@ -15,17 +15,9 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/bench/loadgen"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/outputs/influxdb"
 )
-
-// cpuTime is the CPU time (user and system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchBatch is the batch both outputs write: the shape of outputs.influxdb's own benchmark.
 func benchBatch() []morse.Metric {
@@ -90,7 +82,7 @@ func BenchmarkGzipVsInfluxDB(b *testing.B) {
 				defer o.Close()
 				ctx := context.Background()
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := testutil.CPUTime(b)
 				for b.Loop() {
 					if err := o.Write(ctx, batch); err != nil {
 						b.Fatal(err)
@@ -100,7 +92,7 @@ func BenchmarkGzipVsInfluxDB(b *testing.B) {
 				b.ReportMetric(perLine(b.Elapsed()), "ns/line")
 				// CPU time of the whole process (client and server goroutines): on a shared
 				// machine it is steadier than the wall clock.
-				b.ReportMetric(perLine(cpuTime()-cpu0), "cpu-ns/line")
+				b.ReportMetric(perLine(testutil.CPUTime(b)-cpu0), "cpu-ns/line")
 				if lines != nil {
 					require.Equal(b, int64(b.N*len(batch)), lines(), "every line arrived")
 				}

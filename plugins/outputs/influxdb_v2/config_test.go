@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
@@ -165,7 +164,7 @@ func TestInitWarnsOnce(t *testing.T) {
 // TestTLS writes over https to a server whose certificate the test CA signed, with mutual
 // TLS; without the CA the certificate is refused (verified by default), which is retryable.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -180,10 +179,10 @@ func TestTLS(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	o := connected(t, srv.URL, func(o *InfluxDBv2) { o.CA, o.Cert, o.Key = certs.CA, certs.ClientCert, certs.ClientKey })
-	require.NoError(t, o.Write(ctxT(t), numbered(t, 3)))
+	require.NoError(t, o.Write(testutil.Context(t), numbered(t, 3)))
 
 	untrusted := connected(t, srv.URL)
-	err = untrusted.Write(ctxT(t), numbered(t, 3))
+	err = untrusted.Write(testutil.Context(t), numbered(t, 3))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.ErrorContains(t, err, "certificate")
 
@@ -209,7 +208,7 @@ func TestUnixSocket(t *testing.T) {
 
 	o := connected(t, "unix://"+path)
 	batch := numbered(t, 5)
-	require.NoError(t, o.Write(ctxT(t), batch))
+	require.NoError(t, o.Write(testutil.Context(t), batch))
 	require.Equal(t, linesOf(t, batch), st.distinct())
 }
 
@@ -227,7 +226,7 @@ func TestHeadersAndPath(t *testing.T) {
 		o.HTTPHeaders = map[string]string{"X-Tenant": "t1", "Host": "db.example"}
 		o.UserAgent = "agent/1"
 	})
-	require.NoError(t, o.Write(ctxT(t), numbered(t, 1)))
+	require.NoError(t, o.Write(testutil.Context(t), numbered(t, 1)))
 	r := <-seen
 	require.Equal(t, "/influx/api/v2/write", r.URL.Path)
 	require.Equal(t, "my org", r.URL.Query().Get("org"))
@@ -260,7 +259,7 @@ func TestLocalAddress(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	o := connected(t, srv.URL, func(o *InfluxDBv2) { o.LocalAddress = "127.0.0.1" })
-	require.NoError(t, o.Write(ctxT(t), numbered(t, 1)))
+	require.NoError(t, o.Write(testutil.Context(t), numbered(t, 1)))
 	host, _, err := net.SplitHostPort(<-from)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1", host)

@@ -124,7 +124,7 @@ func TestSplitOn413(t *testing.T) {
 			}))
 			o := connected(t, url)
 			batch := numbered(t, tc.n)
-			require.NoError(t, o.Write(ctxT(t), batch))
+			require.NoError(t, o.Write(testutil.Context(t), batch))
 			require.Equal(t, linesOf(t, batch), st.distinct())
 			for l, n := range st.lines {
 				require.Equal(t, 1, n, "line %q written once", l)
@@ -159,7 +159,7 @@ func TestSplitOn413OneLine(t *testing.T) {
 	o := connected(t, url)
 	batch := numbered(t, 9)
 	batch[4] = metric(t, "huge", nil, map[string]any{"v": 1.0}, time.Unix(0, 4))
-	err := o.Write(ctxT(t), batch)
+	err := o.Write(testutil.Context(t), batch)
 	var pw *morse.PartialWriteError
 	require.True(t, errors.As(err, &pw), "%v", err)
 	require.Equal(t, 1, pw.Dropped)
@@ -199,7 +199,7 @@ func TestRoutingWithFailingBuckets(t *testing.T) {
 		count[b]++
 		batch = append(batch, metric(t, "m", tags, map[string]any{"v": float64(i)}, time.Unix(0, int64(i))))
 	}
-	err := o.Write(ctxT(t), batch)
+	err := o.Write(testutil.Context(t), batch)
 	var pw *morse.PartialWriteError
 	require.True(t, errors.As(err, &pw), "%v", err)
 	dropped := count["nope"] + 1
@@ -232,7 +232,7 @@ func TestRoutingRetriesTheBatch(t *testing.T) {
 		metric(t, "m", nil, map[string]any{"v": 1.0}, time.Unix(0, 1)),
 		metric(t, "m", map[string]string{"to": "busy"}, map[string]any{"v": 2.0}, time.Unix(0, 2)),
 	}
-	err := o.Write(ctxT(t), batch)
+	err := o.Write(testutil.Context(t), batch)
 	require.Equal(t, verdict{outcome: morse.OutcomeRetry, retryAfter: 7 * time.Second}, verdictOf(err))
 }
 
@@ -281,7 +281,7 @@ func TestV3UncountedPartialWrite(t *testing.T) {
 					good = append(good, batch[i])
 				}
 			}
-			err := o.Write(ctxT(t), batch)
+			err := o.Write(testutil.Context(t), batch)
 			require.Equal(t, linesOf(t, good), st.distinct(), "every good line stored")
 			extra := len(rec.requests()) - 1
 			require.LessOrEqual(t, extra, 16*bits.Len(uint(n)), "the search's budget")
@@ -313,7 +313,7 @@ func TestV3ListedPartialWrite(t *testing.T) {
 		answerWith(w, http.StatusBadRequest, v3PartialListed)
 	}))
 	o := connected(t, url)
-	err := o.Write(ctxT(t), numbered(t, 10))
+	err := o.Write(testutil.Context(t), numbered(t, 10))
 	require.Equal(t, verdict{outcome: morse.OutcomePartial, reason: morse.ReasonFieldTypeConflict, dropped: 1}, verdictOf(err))
 	require.Len(t, rec.requests(), 1)
 	var pw *morse.PartialWriteError
@@ -357,7 +357,7 @@ func TestAnswersEndToEnd(t *testing.T) {
 				answerWith(w, tc.status, tc.body)
 			}))
 			o := connected(t, url)
-			err := o.Write(ctxT(t), numbered(t, 10))
+			err := o.Write(testutil.Context(t), numbered(t, 10))
 			require.Equal(t, tc.want, verdictOf(err), "%v", err)
 			require.Len(t, rec.requests(), 1, "no split, no second URL")
 		})
@@ -374,13 +374,13 @@ func TestFailover(t *testing.T) {
 	}))
 	o := connected(t, dead, func(o *InfluxDBv2) { o.URLs = []string{dead, url} })
 	for range 3 {
-		require.NoError(t, o.Write(ctxT(t), numbered(t, 2)))
+		require.NoError(t, o.Write(testutil.Context(t), numbered(t, 2)))
 	}
 	require.Len(t, rec.requests(), 3)
 	require.Equal(t, 1, o.failover.Current())
 
 	o2 := connected(t, dead)
-	err := o2.Write(ctxT(t), numbered(t, 2))
+	err := o2.Write(testutil.Context(t), numbered(t, 2))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.ErrorContains(t, err, "no URL answered")
 }
@@ -398,7 +398,7 @@ func TestTimeout(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	o := connected(t, url, func(o *InfluxDBv2) { o.Timeout = morse.Duration(100 * time.Millisecond) })
 	start := time.Now()
-	err := o.Write(ctxT(t), numbered(t, 2))
+	err := o.Write(testutil.Context(t), numbered(t, 2))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err))
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.ErrorIs(t, err, context.DeadlineExceeded)

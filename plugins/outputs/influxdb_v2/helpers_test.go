@@ -3,9 +3,7 @@ package influxdbv2
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,17 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
-
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // connected returns an output writing to url and bucket "b", changed by mods, after Init
 // and Connect.
@@ -39,9 +28,9 @@ func connected(t testing.TB, url string, mods ...func(*InfluxDBv2)) *InfluxDBv2 
 	for _, m := range mods {
 		m(o)
 	}
-	o.SetLogger(quiet())
+	o.SetLogger(testutil.QuietLogger())
 	require.NoError(t, o.Init())
-	require.NoError(t, o.Connect(ctxT(t)))
+	require.NoError(t, o.Connect(testutil.Context(t)))
 	t.Cleanup(func() { _ = o.Close() })
 	return o
 }

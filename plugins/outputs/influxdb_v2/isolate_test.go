@@ -18,6 +18,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // drained writes batch through a batch writer in front of o, in one batch, and closes the
@@ -30,7 +31,7 @@ func drained(t *testing.T, o *InfluxDBv2, metrics []morse.Metric) (batch.Stats, 
 	var unknown []error // drops the sink did not name one by one
 	w, err := batch.NewWriter(o, batch.Options{
 		BatchSize: len(metrics), BufferLimit: len(metrics), FlushInterval: time.Hour,
-		Logger: quiet(), Name: "influxdb_v2", Initialized: true,
+		Logger: testutil.QuietLogger(), Name: "influxdb_v2", Initialized: true,
 		OnDrop: func(e batch.DropEvent) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -42,7 +43,7 @@ func drained(t *testing.T, o *InfluxDBv2, metrics []morse.Metric) (batch.Stats, 
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.WriteBatch(metrics))
-	require.NoError(t, w.Close(ctxT(t)))
+	require.NoError(t, w.Close(testutil.Context(t)))
 	require.Empty(t, unknown, "every drop is known metric by metric")
 	return w.Stats(), dropped
 }
@@ -175,7 +176,7 @@ func TestParseErrorWriteResult(t *testing.T) {
 				}
 				metrics = append(metrics, metric(t, "m", tags, fields, time.Unix(0, int64(i))))
 			}
-			err := o.Write(ctxT(t), metrics)
+			err := o.Write(testutil.Context(t), metrics)
 			require.Equal(t, tc.want, verdictOf(err), "%v", err)
 			var rej *morse.RejectedError
 			if errors.As(err, &rej) {

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	influxdblistener "github.com/morse-agent/morse/plugins/inputs/influxdb_listener"
 )
@@ -25,7 +24,7 @@ func startListener(t *testing.T, mods ...func(*influxdblistener.InfluxDBListener
 	for _, m := range mods {
 		m(l)
 	}
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	acc := &testutil.Accumulator{}
 	require.NoError(t, l.Start(context.Background(), acc))
@@ -63,8 +62,8 @@ func TestListener(t *testing.T) {
 			url, acc := startListener(t)
 			o := connected(t, url, func(o *InfluxDBv2) { o.ContentEncoding = tc.encoding; o.UintSupport = tc.uints })
 			batch := listenerBatch(t, 50)
-			require.NoError(t, o.Write(ctxT(t), batch))
-			require.NoError(t, acc.Wait(ctxT(t), len(batch)))
+			require.NoError(t, o.Write(testutil.Context(t), batch))
+			require.NoError(t, acc.Wait(testutil.Context(t), len(batch)))
 
 			want := batch
 			if !tc.uints {
@@ -74,7 +73,7 @@ func TestListener(t *testing.T) {
 					want[i] = m.WithField("u", morse.Int(int64(u.Uint()))).WithField("big", morse.Int(math.MaxInt64))
 				}
 			}
-			require.Equal(t, listenertest.Canon(want), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(want), testutil.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -91,13 +90,13 @@ func TestListenerLineMetrics(t *testing.T) {
 		metric(t, "m", map[string]string{"t": "b"}, map[string]any{"v": int64(2)}, ts),
 		morse.NewLineMetric(morse.LineText{Text: `m,t=c v=3u`, Uints: true}, ts),
 	}
-	require.NoError(t, o.Write(ctxT(t), batch))
-	require.NoError(t, acc.Wait(ctxT(t), 3))
+	require.NoError(t, o.Write(testutil.Context(t), batch))
+	require.NoError(t, acc.Wait(testutil.Context(t), 3))
 	require.Equal(t, []string{
 		`m,t=a v=integer:1,s=string:"x y" 1700000000000000000`,
 		"m,t=b v=integer:2 1700000000000000000",
 		"m,t=c v=integer:3 1700000000000000000", // without influx_uint_support, as signed
-	}, listenertest.Canon(acc.Metrics()))
+	}, testutil.Canon(acc.Metrics()))
 }
 
 // TestListenerBucketRouting routes by bucket_tag; the listener tags each metric with the
@@ -113,8 +112,8 @@ func TestListenerBucketRouting(t *testing.T) {
 		}
 		batch = append(batch, metric(t, "r", tags, map[string]any{"v": float64(i)}, time.Unix(0, int64(i))))
 	}
-	require.NoError(t, o.Write(ctxT(t), batch))
-	require.NoError(t, acc.Wait(ctxT(t), len(batch)))
+	require.NoError(t, o.Write(testutil.Context(t), batch))
+	require.NoError(t, acc.Wait(testutil.Context(t), len(batch)))
 	require.Len(t, acc.Metrics(), len(batch))
 	for _, m := range acc.Metrics() {
 		i, _ := m.Tag("i")
@@ -140,8 +139,8 @@ func TestListenerOmitTimestamp(t *testing.T) {
 				o.OmitTimestampAlias = key == "omit_timestamp"
 			})
 			before := time.Now()
-			require.NoError(t, o.Write(ctxT(t), []morse.Metric{metric(t, "m", nil, map[string]any{"v": 1.0}, time.Unix(1, 0))}))
-			require.NoError(t, acc.Wait(ctxT(t), 1))
+			require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{metric(t, "m", nil, map[string]any{"v": 1.0}, time.Unix(1, 0))}))
+			require.NoError(t, acc.Wait(testutil.Context(t), 1))
 			got := acc.Metrics()[0].Time()
 			require.False(t, got.Before(before.Truncate(time.Second)), "stamped on arrival, not at 1970: %s", got)
 		})
@@ -155,7 +154,7 @@ func TestListenerToken(t *testing.T) {
 	batch := listenerBatch(t, 3)
 
 	wrong := connected(t, url, func(o *InfluxDBv2) { o.Token = "wrong" })
-	err := wrong.Write(ctxT(t), batch)
+	err := wrong.Write(testutil.Context(t), batch)
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 	var serr *ServerError
 	require.True(t, errors.As(err, &serr))
@@ -163,8 +162,8 @@ func TestListenerToken(t *testing.T) {
 	require.Zero(t, acc.NMetrics())
 
 	right := connected(t, url, func(o *InfluxDBv2) { o.Token = "right" })
-	require.NoError(t, right.Write(ctxT(t), batch))
-	require.NoError(t, acc.Wait(ctxT(t), len(batch)))
+	require.NoError(t, right.Write(testutil.Context(t), batch))
+	require.NoError(t, acc.Wait(testutil.Context(t), len(batch)))
 }
 
 // TestListenerUnparsableLines sends lines the listener cannot parse. It stores the others and
@@ -190,9 +189,9 @@ func TestListenerUnparsableLines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url, acc := startListener(t)
 			o := connected(t, url)
-			err := o.Write(ctxT(t), tc.batch)
+			err := o.Write(testutil.Context(t), tc.batch)
 			require.Equal(t, tc.want, verdictOf(err), "%v", err)
-			require.NoError(t, acc.Wait(ctxT(t), tc.store))
+			require.NoError(t, acc.Wait(testutil.Context(t), tc.store))
 			require.Equal(t, tc.store, acc.NMetrics())
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestQuestDBV2Write: QuestDB 9.1.0 serves InfluxDB's /api/v2/write; everything the output
@@ -27,7 +28,7 @@ func TestQuestDBV2Write(t *testing.T) {
 					map[string]any{"f": float64(i) + 0.5, "i": int64(i), "s": "v" + strconv.Itoa(i), "b": i%2 == 0},
 					base.Add(time.Duration(i)*time.Millisecond)))
 			}
-			require.NoError(t, o.Write(ctxT(t), batch))
+			require.NoError(t, o.Write(testutil.Context(t), batch))
 			q.WaitCount(t, table, 100, 30*time.Second)
 			res := q.MustQuery(t, "SELECT host, f, i, s, b FROM "+table+" WHERE i = 7")
 			require.Len(t, res.Dataset, 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/plugins/common/httpout"
 )
 
@@ -26,10 +27,10 @@ func TestWriteTimeoutBoundsTheWriter(t *testing.T) {
 	} {
 		t.Run(tc.timeout.String(), func(t *testing.T) {
 			o := connected(t, DefaultURL, func(o *InfluxDBv2) { o.Timeout = morse.Duration(tc.timeout) })
-			w, err := batch.NewWriter(o, batch.Options{FlushInterval: time.Hour, Logger: quiet(), Initialized: true})
+			w, err := batch.NewWriter(o, batch.Options{FlushInterval: time.Hour, Logger: testutil.QuietLogger(), Initialized: true})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, w.WriteTimeout())
-			require.NoError(t, w.Close(ctxT(t)))
+			require.NoError(t, w.Close(testutil.Context(t)))
 		})
 	}
 }
@@ -42,7 +43,7 @@ func TestEarly413(t *testing.T) {
 	url := testserver.EarlyTooLarge(t, 32<<10, v2TooLarge, func(body []byte) { st.add(splitLines(body)...) })
 	o := connected(t, url, func(o *InfluxDBv2) { o.ContentEncoding = "identity" })
 	batch := numbered(t, 40_000) // about 0.9 MB of line protocol: 413 five times over
-	err := o.Write(ctxT(t), batch)
+	err := o.Write(testutil.Context(t), batch)
 	require.NoError(t, err)
 	require.Equal(t, linesOf(t, batch), st.distinct())
 	require.False(t, errors.Is(err, httpout.ErrTooLarge))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // TestVictoriaMetrics writes to a real VictoriaMetrics 1.79.5 through /api/v2/write, with
@@ -52,7 +53,7 @@ func TestVictoriaMetrics(t *testing.T) {
 					fmt.Sprintf("%s_u{host=%s} %d@%d", name, host, i, ms),
 					fmt.Sprintf("%s_b{host=%s} %d@%d", name, host, 1-i%2, ms))
 			}
-			require.NoError(t, o.Write(ctxT(t), batch))
+			require.NoError(t, o.Write(testutil.Context(t), batch))
 
 			got := vm.ExportSamples(t, `{__name__=~"`+name+`_.*"}`, len(want), 20*time.Second)
 			require.ElementsMatch(t, want, testserver.VMSamples(got))
@@ -110,7 +111,7 @@ func TestVictoriaMetricsBucketRouting(t *testing.T) {
 				batch = append(batch, metric(t, name, tags, map[string]any{"v": float64(i)}, now))
 				want = append(want, fmt.Sprintf("%s_v{%s} %d@%d", name, label, i, now.UnixMilli()))
 			}
-			require.NoError(t, o.Write(ctxT(t), batch))
+			require.NoError(t, o.Write(testutil.Context(t), batch))
 
 			got := vm.ExportSamples(t, `{__name__="`+name+`_v"}`, len(want), 20*time.Second)
 			require.ElementsMatch(t, want, testserver.VMSamples(got))

@@ -3,7 +3,6 @@ package kafka
 import (
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,21 +11,12 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/bench/loadgen"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // benchTopics numbers the benchmarks' topics, so that every run has a fresh one.
 var benchTopics atomic.Int64
-
-// cpuTime is the CPU time this process has used, user and system. The broker is another
-// process, so it is not counted.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkEdgeToKafka is the edge tier's path into Kafka: line protocol as a listener
 // receives it is parsed into line metrics (batch of 1000), and the Kafka output writes the
@@ -77,7 +67,7 @@ func benchEdge(b *testing.B, k *Kafka, pool *loadgen.Pool) {
 	n := 0
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, wall0 := cpuTime(b), time.Now()
+	cpu0, wall0 := testutil.CPUTime(b), time.Now() // the broker, another process, is not counted
 	for b.Loop() {
 		text := texts[n%chunks]
 		n++
@@ -92,6 +82,6 @@ func benchEdge(b *testing.B, k *Kafka, pool *loadgen.Pool) {
 	}
 	lines := float64(b.N * batchSize)
 	b.ReportMetric(lines/time.Since(wall0).Seconds(), "lines/s")
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/lines, "cpu-ns/line")
+	b.ReportMetric(float64((testutil.CPUTime(b)-cpu0).Nanoseconds())/lines, "cpu-ns/line")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/lines, "ns/line")
 }

@@ -8,8 +8,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,13 +21,6 @@ var protocols = []string{"http", "tcp"}
 
 // waitRows bounds how long a test waits for QuestDB to apply what it was sent.
 const waitRows = 30 * time.Second
-
-// logs collects what an output logged, for tests that check a warning was given.
-type logs struct{ strings.Builder }
-
-func (l *logs) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(&l.Builder, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // newOutput returns a connected output writing to q over protocol, closed at the end.
 func newOutput(t testing.TB, q *testserver.QuestDB, protocol string, set ...func(*QuestDB)) *QuestDB {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -151,8 +152,8 @@ func testBadLineMidFlood(t *testing.T, q *testserver.QuestDB) {
 // batch up after a bounded number of tries, says so, and the batches after it arrive whole.
 func testPoisonBatch(t *testing.T, q *testserver.QuestDB) {
 	q.MustQuery(t, "CREATE TABLE poison (id LONG, v LONG, host SYMBOL, timestamp TIMESTAMP) TIMESTAMP(timestamp) PARTITION BY DAY WAL")
-	var l logs
-	o := newOutput(t, q, "tcp", func(o *QuestDB) { o.SetLogger(l.logger()) })
+	var l testutil.Logs
+	o := newOutput(t, q, "tcp", func(o *QuestDB) { o.SetLogger(l.Logger()) })
 	tcp := o.tcp
 	bad := rows("poison", 0, 10, now)
 	bad[5] = bad[5].WithField("v", morse.String("x"))

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -108,7 +108,7 @@ func testProxyWithServerDown(t *testing.T, q *testserver.QuestDB) {
 // up.
 func testTLSTerminated(t *testing.T, q *testserver.QuestDB) {
 	const table = "tls_relay"
-	certs := listenertest.NewCerts(t)
+	certs := testutil.NewCerts(t)
 	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
 	require.NoError(t, err)
 	cas := x509.NewCertPool()

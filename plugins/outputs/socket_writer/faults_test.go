@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // The peers here are raw sockets, for what morse's socket_listener cannot be made to do:
@@ -57,7 +57,7 @@ func TestGzipMemberPerBatch(t *testing.T) {
 	br := bufio.NewReader(c)
 	for round, name := range []string{"first", "second"} {
 		batch := batchOf(t, name, 50)
-		require.NoError(t, w.Write(ctxT(t), batch))
+		require.NoError(t, w.Write(testutil.Context(t), batch))
 		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
 		zr, err := gzip.NewReader(br)
 		require.NoError(t, err, "round %d", round)
@@ -80,7 +80,7 @@ func TestCancelledBeforeTheWrite(t *testing.T) {
 	w := writer(t, address)
 	c := <-conns // never read
 	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithCancel(ctxT(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	cancel()
 	batch := batchOf(t, "stall", 20_000) // about 2 MB a batch: the buffers fill at once
 	start := time.Now()
@@ -108,7 +108,7 @@ func TestPeerSentBytesThenClosed(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "the close behind the bytes is seen")
 
 	batch := batchOf(t, "after", 5)
-	require.NoError(t, w.Write(ctxT(t), batch))
+	require.NoError(t, w.Write(testutil.Context(t), batch))
 	second := <-conns
 	t.Cleanup(func() { _ = second.Close() })
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(10*time.Second)))
@@ -128,7 +128,7 @@ func TestDropReasonsCountedApart(t *testing.T) {
 	huge := morse.NewMetric("huge", nil, []morse.Field{{Key: "s", Value: morse.String(strings.Repeat("x", 70_000))}}, time.Unix(9, 0))
 	late := morse.NewMetric("late", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))
 	batch := []morse.Metric{good[0], late, huge, good[1], huge, good[2]}
-	err := w.Write(ctxT(t), batch)
+	err := w.Write(testutil.Context(t), batch)
 	var pw *morse.PartialWriteError
 	require.True(t, errors.As(err, &pw), "%v", err)
 	require.Equal(t, morse.ReasonSerialize, pw.Reason)
@@ -139,5 +139,5 @@ func TestDropReasonsCountedApart(t *testing.T) {
 	written, dropped := pw.Split(len(batch))
 	require.Equal(t, []int{3, 3}, []int{written, dropped})
 	waitFor(t, acc, len(good))
-	require.Equal(t, listenertest.Canon(withoutUints(good)), listenertest.Canon(acc.Metrics()))
+	require.Equal(t, testutil.Canon(withoutUints(good)), testutil.Canon(acc.Metrics()))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
@@ -37,33 +36,33 @@ func (r *restartable) stop() { r.l.Stop() }
 // listener restarted between two writes is noticed before the second: its batch is not
 // written into the dead connection and lost.
 func TestReconnect(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, address := range []string{"tcp://127.0.0.1:0", "unix://" + filepath.Join(dir, "r.sock")} {
 		t.Run(strings.Split(address, ":")[0], func(t *testing.T) {
 			srv := &restartable{t: t, address: address}
 			acc := srv.start()
 			w := writer(t, srv.address)
 			first := batchOf(t, "first", 5)
-			require.NoError(t, w.Write(ctxT(t), first))
+			require.NoError(t, w.Write(testutil.Context(t), first))
 			waitFor(t, acc, len(first))
 
 			srv.stop()
 			second := batchOf(t, "second", 5)
-			err := w.Write(ctxT(t), second)
+			err := w.Write(testutil.Context(t), second)
 			require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 
 			acc = srv.start()
-			require.NoError(t, w.Write(ctxT(t), second), "the retried batch")
+			require.NoError(t, w.Write(testutil.Context(t), second), "the retried batch")
 			waitFor(t, acc, len(second))
-			require.Equal(t, listenertest.Canon(withoutUints(second)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(second)), testutil.Canon(acc.Metrics()))
 
 			// Restarted between two writes: no write fails, and nothing is lost.
 			srv.stop()
 			acc = srv.start()
 			third := batchOf(t, "third", 5)
-			require.NoError(t, w.Write(ctxT(t), third))
+			require.NoError(t, w.Write(testutil.Context(t), third))
 			waitFor(t, acc, len(third))
-			require.Equal(t, listenertest.Canon(withoutUints(third)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(third)), testutil.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -73,11 +72,11 @@ func TestNothingListens(t *testing.T) {
 	address := "tcp://" + testutil.FreeAddr(t)
 	w := New()
 	w.Address = address
-	w.SetLogger(quiet())
+	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
-	err := w.Connect(ctxT(t))
+	err := w.Connect(testutil.Context(t))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
-	err = w.Write(ctxT(t), batchOf(t, "m", 1))
+	err = w.Write(testutil.Context(t), batchOf(t, "m", 1))
 	require.Equal(t, morse.OutcomeRetry, morse.Classify(err), "%v", err)
 	require.ErrorContains(t, err, "connection refused")
 }
@@ -103,7 +102,7 @@ func TestStalledPeerInterrupted(t *testing.T) {
 	})
 	w := writer(t, "tcp://"+ln.Addr().String())
 	batch := batchOf(t, "stall", 2000) // about 200 KB a batch
-	ctx, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(testutil.Context(t), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	for err == nil {

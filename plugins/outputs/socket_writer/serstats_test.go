@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/selfstat"
@@ -25,7 +26,7 @@ func TestSerializerStats(t *testing.T) {
 			batch := batchOf(t, "m", 10)
 			// A metric whose only field is NaN cannot be written as line protocol.
 			bad := morse.NewMetric("nan", nil, []morse.Field{{Key: "f", Value: morse.Float(math.NaN())}}, time.Unix(1, 0))
-			_ = w.Write(ctxT(t), append(batch, bad))
+			_ = w.Write(testutil.Context(t), append(batch, bad))
 			waitFor(t, acc, len(batch))
 			ser := influx.New(influx.Options{})
 			var want []byte

@@ -3,10 +3,7 @@ package socketwriter
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,29 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/internal/listener/listenertest"
 	"github.com/morse-agent/morse/internal/testutil"
 	socketlistener "github.com/morse-agent/morse/plugins/inputs/socket_listener"
 )
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// ctxT is a context bounded well inside the test's own deadline.
-func ctxT(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// socketDir is a short directory for unix sockets, whose paths are limited to 108 bytes.
-func socketDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sw")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	return dir
-}
 
 // listen starts morse's socket_listener on address (port 0 picks a free one), changed by
 // mods, with a test accumulator; it stops when the test ends. It returns the address to
@@ -50,7 +27,7 @@ func listen(t *testing.T, address string, mods ...func(*socketlistener.SocketLis
 	for _, m := range mods {
 		m(l)
 	}
-	l.SetLogger(quiet())
+	l.SetLogger(testutil.QuietLogger())
 	require.NoError(t, l.Init())
 	acc := &testutil.Accumulator{}
 	require.NoError(t, l.Start(context.Background(), acc))
@@ -70,9 +47,9 @@ func writer(t *testing.T, address string, mods ...func(*SocketWriter)) *SocketWr
 	for _, m := range mods {
 		m(w)
 	}
-	w.SetLogger(quiet())
+	w.SetLogger(testutil.QuietLogger())
 	require.NoError(t, w.Init())
-	require.NoError(t, w.Connect(ctxT(t)))
+	require.NoError(t, w.Connect(testutil.Context(t)))
 	t.Cleanup(func() { _ = w.Close() })
 	return w
 }
@@ -94,13 +71,13 @@ func batchOf(t *testing.T, name string, n int) []morse.Metric {
 // waitFor waits until acc holds n metrics.
 func waitFor(t *testing.T, acc *testutil.Accumulator, n int) {
 	t.Helper()
-	require.NoError(t, acc.Wait(ctxT(t), n), "have %d of %d", acc.NMetrics(), n)
+	require.NoError(t, acc.Wait(testutil.Context(t), n), "have %d of %d", acc.NMetrics(), n)
 }
 
 // TestEachTransport writes into morse's socket_listener over tcp, udp, unix and unixgram,
 // with gzip and without: exactly the lines sent arrive, with their types.
 func TestEachTransport(t *testing.T) {
-	dir := socketDir(t)
+	dir := testutil.SocketDir(t)
 	for _, network := range []string{"tcp", "udp", "unix", "unixgram"} {
 		for _, enc := range []string{"identity", "gzip"} {
 			t.Run(network+"/"+enc, func(t *testing.T) {
@@ -113,11 +90,11 @@ func TestEachTransport(t *testing.T) {
 				var sent []morse.Metric
 				for round := range 3 { // several batches on one connection (one gzip stream)
 					batch := batchOf(t, "m"+strconv.Itoa(round), 40)
-					require.NoError(t, w.Write(ctxT(t), batch))
+					require.NoError(t, w.Write(testutil.Context(t), batch))
 					sent = append(sent, batch...)
 					waitFor(t, acc, len(sent)) // datagrams may arrive in any order
 				}
-				require.Equal(t, listenertest.Canon(sent), listenertest.Canon(acc.Metrics()))
+				require.Equal(t, testutil.Canon(sent), testutil.Canon(acc.Metrics()))
 			})
 		}
 	}
@@ -135,7 +112,7 @@ func TestLineMetricsAndOptions(t *testing.T) {
 		morse.NewLineMetric(morse.LineText{Text: `lm,t=a v=1i,s="x y"`}, time.Unix(1, 0)),
 		morse.NewMetric("big", nil, []morse.Field{{Key: "u", Value: morse.Uint(math.MaxUint64)}}, time.Unix(2, 0)),
 	}
-	require.NoError(t, w.Write(ctxT(t), batch))
+	require.NoError(t, w.Write(testutil.Context(t), batch))
 	waitFor(t, acc, 2)
 	got := acc.Metrics()
 	require.Equal(t, []string{`lm,t=a v=integer:1,s=string:"x y"`, "big u=integer:9223372036854775807"},
@@ -145,16 +122,16 @@ func TestLineMetricsAndOptions(t *testing.T) {
 	}
 }
 
-// lineOf is a metric rendered by listenertest.Canon, without its time.
+// lineOf is a metric rendered by testutil.Canon, without its time.
 func lineOf(m morse.Metric) string {
-	s := listenertest.Canon([]morse.Metric{m})[0]
+	s := testutil.Canon([]morse.Metric{m})[0]
 	return s[:strings.LastIndexByte(s, ' ')]
 }
 
 // TestTLS writes over TLS on tcp and unix to a listener that requires a client certificate.
 func TestTLS(t *testing.T) {
-	certs := listenertest.NewCerts(t)
-	dir := socketDir(t)
+	certs := testutil.NewCerts(t)
+	dir := testutil.SocketDir(t)
 	for _, address := range []string{"tcp://127.0.0.1:0", "unix://" + filepath.Join(dir, "tls.sock")} {
 		t.Run(strings.Split(address, ":")[0], func(t *testing.T) {
 			addr, acc, _ := listen(t, address, func(l *socketlistener.SocketListener) {
@@ -165,9 +142,9 @@ func TestTLS(t *testing.T) {
 				w.ServerName = "127.0.0.1" // a unix socket's path is no name to verify
 			})
 			batch := batchOf(t, "tls", 10)
-			require.NoError(t, w.Write(ctxT(t), batch))
+			require.NoError(t, w.Write(testutil.Context(t), batch))
 			waitFor(t, acc, len(batch))
-			require.Equal(t, listenertest.Canon(withoutUints(batch)), listenertest.Canon(acc.Metrics()))
+			require.Equal(t, testutil.Canon(withoutUints(batch)), testutil.Canon(acc.Metrics()))
 		})
 	}
 }
@@ -179,13 +156,13 @@ func TestDatagramTooLarge(t *testing.T) {
 	w := writer(t, addr)
 	batch := batchOf(t, "d", 5)
 	huge := morse.NewMetric("huge", nil, []morse.Field{{Key: "s", Value: morse.String(strings.Repeat("x", 70_000))}}, time.Unix(9, 0))
-	err := w.Write(ctxT(t), append(append([]morse.Metric{}, batch[:2]...), append([]morse.Metric{huge}, batch[2:]...)...))
+	err := w.Write(testutil.Context(t), append(append([]morse.Metric{}, batch[:2]...), append([]morse.Metric{huge}, batch[2:]...)...))
 	var pw *morse.PartialWriteError
 	require.True(t, errors.As(err, &pw), "%v", err)
 	require.Equal(t, 1, pw.Dropped)
 	require.Equal(t, ReasonDatagramTooLarge, pw.Reason)
 	waitFor(t, acc, len(batch))
-	require.Equal(t, listenertest.Canon(withoutUints(batch)), listenertest.Canon(acc.Metrics()))
+	require.Equal(t, testutil.Canon(withoutUints(batch)), testutil.Canon(acc.Metrics()))
 }
 
 // withoutUints is what a writer without influx_uint_support sends: unsigned as signed.
@@ -205,10 +182,10 @@ func TestMaxLineBytes(t *testing.T) {
 	w := writer(t, addr, func(w *SocketWriter) { w.InfluxMaxLineBytes = 40 })
 	m := morse.NewMetric("wide", []morse.Tag{{Key: "t", Value: "x"}},
 		[]morse.Field{{Key: "first_field", Value: morse.Int(1)}, {Key: "second_field", Value: morse.Int(2)}}, time.Unix(5, 0))
-	require.NoError(t, w.Write(ctxT(t), []morse.Metric{m}))
+	require.NoError(t, w.Write(testutil.Context(t), []morse.Metric{m}))
 	waitFor(t, acc, 2)
 	require.Equal(t, []string{
 		"wide,t=x first_field=integer:1 5000000000",
 		"wide,t=x second_field=integer:2 5000000000",
-	}, listenertest.Canon(acc.Metrics()))
+	}, testutil.Canon(acc.Metrics()))
 }

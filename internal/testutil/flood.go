@@ -1,4 +1,4 @@
-package listenertest
+package testutil
 
 import (
 	"net"
