@@ -210,6 +210,32 @@ func BenchmarkBufferAdd(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "metrics/s")
 }
 
+// BenchmarkBufferAddLine is BenchmarkBufferAdd with a line metric, as the listeners add
+// them: its size is the length of its text.
+func BenchmarkBufferAddLine(b *testing.B) {
+	buf := NewMemoryBuffer(DefaultBufferLimit, Eviction{})
+	m := morse.NewLineMetric(morse.LineText{Text: "cpu,host=web-01,region=eu-west usage_user=1.5,usage_system=0.5,usage_idle=98"}, time.Unix(1, 0))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Add(m)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "metrics/s")
+}
+
+// BenchmarkBufferAddBounded is BenchmarkBufferAdd with the bounds a writer's memory buffer
+// has in the agent: the default byte bound and a memory budget, which every Add tells of
+// its bytes.
+func BenchmarkBufferAddBounded(b *testing.B) {
+	buf := NewBoundedMemoryBuffer(DefaultBufferLimit, Eviction{},
+		MemoryBounds{MaxBytes: DefaultBufferMaxBytes, Budget: NewMemoryBudget(1 << 30)})
+	m := testutil.SeqMetric(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Add(m)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "metrics/s")
+}
+
 func BenchmarkBufferBatch(b *testing.B) {
 	buf := NewMemoryBuffer(DefaultBufferLimit, Eviction{})
 	m := testutil.SeqMetric(1)

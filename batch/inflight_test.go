@@ -156,7 +156,7 @@ func ringSeqs(w *Writer) []int {
 	defer mem.mu.Unlock()
 	ms := make([]morse.Metric, mem.r.Len())
 	for i := range ms {
-		ms[i] = mem.r.Peek(i).m
+		ms[i] = mem.r.Peek(i)
 	}
 	return testutil.Seqs(ms)
 }

@@ -27,7 +27,7 @@ import (
 // drops a metric for an age it has not reached.
 type MemoryBuffer struct {
 	mu       sync.Mutex
-	r        *ring.Ring[entry]
+	r        *ring.Ring[morse.Metric, side]
 	evict    Eviction
 	maxBytes int64
 	maxAge   time.Duration
@@ -36,27 +36,29 @@ type MemoryBuffer struct {
 	stamp    int64         // Unix ns of the last clock reading, which added metrics take
 	held     int64         // bytes of the metrics in the ring
 	flying   int64         // bytes of the batches in flight
-	// inFlight keeps the entries of the batches taken, by their backing array (the Writer
-	// hands back to Accept and Reject the slices Batch filled), so that a rejected batch
-	// comes back with the times it had and an accepted one gives its bytes back.
+	// inFlight keeps the times and sizes of the batches taken, by their backing array (the
+	// Writer hands back to Accept and Reject the slices Batch filled), so that a rejected
+	// batch comes back with the times it had and an accepted one gives its bytes back.
 	inFlight map[*morse.Metric]taken
-	spare    [][]entry // entry slices of settled batches, for the next ones
+	spare    [][]side // side slices of settled batches, for the next ones
 }
 
-// entry is one buffered metric, with when it was added and its size.
-type entry struct {
-	m    morse.Metric
+// side is what the ring keeps beside each metric, in an array of its own: when it was added
+// and its size. The metric slots stay the size of a Metric, as they were before the buffer
+// counted bytes, and the walks that read only sizes (a batch's bytes) read 16 bytes a
+// metric, not 128.
+type side struct {
 	at   int64 // Unix ns
 	size int64
 }
 
 // taken is a batch taken out of the ring and not yet settled.
 type taken struct {
-	entries []entry
-	size    int64
+	sides []side
+	size  int64
 }
 
-// maxSpare is how many entry slices a buffer keeps for later batches: enough for the
+// maxSpare is how many side slices a buffer keeps for later batches: enough for the
 // batches in flight of an ordinary output, without pinning 64 batches' worth for good.
 const maxSpare = 8
 
@@ -80,7 +82,7 @@ func NewMemoryBuffer(limit int, evict Eviction) *MemoryBuffer {
 
 // NewBoundedMemoryBuffer returns a memory buffer of up to limit metrics within bounds.
 func NewBoundedMemoryBuffer(limit int, evict Eviction, bounds MemoryBounds) *MemoryBuffer {
-	b := &MemoryBuffer{r: ring.New[entry](limit), evict: evict, maxBytes: bounds.MaxBytes,
+	b := &MemoryBuffer{r: ring.New[morse.Metric, side](limit), evict: evict, maxBytes: bounds.MaxBytes,
 		maxAge: bounds.MaxAge, now: bounds.Now, budget: bounds.Budget, inFlight: map[*morse.Metric]taken{}}
 	if b.now == nil {
 		b.now = time.Now
@@ -93,20 +95,43 @@ func NewBoundedMemoryBuffer(limit int, evict Eviction, bounds MemoryBounds) *Mem
 
 // Add appends one metric, evicting the oldest past any bound.
 func (b *MemoryBuffer) Add(m morse.Metric) int {
-	var ev evicted
+	size := metricSize(&m) // before the lock, which it does not need
 	b.mu.Lock()
 	b.readClock()
-	size := metricSize(&m)
-	b.push(&ev, &m, size)
-	var freed int64
-	if b.bounded() {
-		freed = b.enforce(&ev, b.stamp)
+	full := b.r.Len() == b.r.Cap()
+	var gone int64 // the bytes of the oldest metric, which a full ring evicts
+	if full {
+		gone = b.r.Side(0).size
 	}
+	if b.maxAge > 0 || (full && b.evict.keep()) || b.overBytes(size-gone) {
+		return b.addEvicting(&m, size) // and unlocks
+	}
+	// The common cases, kept as cheap as the buffer was when it knew no bytes: room in the
+	// ring, or a full ring that overwrites its oldest metric with no one to hand it to,
+	// within the byte bound and with no age bound to check.
+	p, s := b.r.Slot()
+	*p, *s = m, side{at: b.stamp, size: size}
+	b.held += size - gone
 	n := b.r.Len()
 	b.mu.Unlock()
-	if b.budget != nil || ev.n > 0 {
-		b.settle(&ev, size-freed)
+	if b.budget != nil && b.budget.add(size-gone) {
+		b.budget.reclaim()
 	}
+	if full && b.evict.Report != nil {
+		b.evict.Report(morse.ReasonBufferFull, 1, nil)
+	}
+	return n
+}
+
+// addEvicting is Add when it evicts, or may: the ring is full, or a bound is met. The
+// caller holds the lock, which addEvicting releases.
+func (b *MemoryBuffer) addEvicting(m *morse.Metric, size int64) int {
+	var ev evicted
+	b.push(&ev, m, size)
+	freed := b.enforce(&ev, b.stamp)
+	n := b.r.Len()
+	b.mu.Unlock()
+	b.settle(&ev, size-freed)
 	return n
 }
 
@@ -121,7 +146,7 @@ func (b *MemoryBuffer) AddBatch(ms []morse.Metric) int {
 		added += size
 		b.push(&ev, &ms[i], size)
 	}
-	if b.bounded() {
+	if b.maxAge > 0 || b.overBytes(0) {
 		freed = b.enforce(&ev, b.stamp)
 	}
 	n := b.r.Len()
@@ -130,10 +155,9 @@ func (b *MemoryBuffer) AddBatch(ms []morse.Metric) int {
 	return n
 }
 
-// bounded reports whether enforce may have something to evict: the bytes are past MaxBytes,
-// or MaxAge is set.
-func (b *MemoryBuffer) bounded() bool {
-	return (b.maxBytes > 0 && b.held+b.flying > b.maxBytes) || b.maxAge > 0
+// overBytes reports whether the bytes held and in flight, with more, are past MaxBytes.
+func (b *MemoryBuffer) overBytes(more int64) bool {
+	return b.maxBytes > 0 && b.held+b.flying+more > b.maxBytes
 }
 
 // readClock stamps what is added next: at every add when MaxAge is set, and otherwise only
@@ -150,12 +174,12 @@ func (b *MemoryBuffer) readClock() {
 // freed.
 func (b *MemoryBuffer) push(ev *evicted, m *morse.Metric, size int64) {
 	full := b.r.Len() == b.r.Cap()
-	e := b.r.Slot()
-	if full { // e is the oldest
-		b.held -= e.size
-		ev.add(reasonFull, &e.m, b.evict.keep(), e.size)
+	p, s := b.r.Slot()
+	if full { // p and s are the oldest's
+		b.held -= s.size
+		ev.add(reasonFull, p, b.evict.keep(), s.size)
 	}
-	e.m, e.at, e.size = *m, b.stamp, size
+	*p, *s = *m, side{at: b.stamp, size: size}
 	b.held += size
 }
 
@@ -164,18 +188,19 @@ func (b *MemoryBuffer) enforce(ev *evicted, now int64) (freed int64) {
 	for b.maxBytes > 0 && b.held+b.flying > b.maxBytes && b.r.Len() > 0 {
 		freed += b.popOldest(ev, reasonBytes)
 	}
-	for b.maxAge > 0 && b.r.Len() > 0 && now-b.r.Peek(0).at > int64(b.maxAge) {
+	for b.maxAge > 0 && b.r.Len() > 0 && now-b.r.Side(0).at > int64(b.maxAge) {
 		freed += b.popOldest(ev, reasonTooOld)
 	}
 	return freed
 }
 
 func (b *MemoryBuffer) popOldest(ev *evicted, reason int) int64 {
-	var one [1]entry
-	e := b.r.PopFront(one[:0], 1)[0]
-	b.held -= e.size
-	ev.add(reason, &e.m, b.evict.keep(), e.size)
-	return e.size
+	var m [1]morse.Metric
+	var s [1]side
+	b.r.PopFront(m[:0], s[:0], 1)
+	b.held -= s[0].size
+	ev.add(reason, &m[0], b.evict.keep(), s[0].size)
+	return s[0].size
 }
 
 // settle, called without the lock, tells the budget of delta more bytes (less those the
@@ -197,23 +222,22 @@ func (b *MemoryBuffer) Batch(dst []morse.Metric, max int) []morse.Metric {
 	b.mu.Lock()
 	b.stamp = b.now().UnixNano()
 	freed := b.enforce(&ev, b.stamp)
-	var entries []entry
+	var sides []side
 	if n := len(b.spare); n > 0 {
-		entries, b.spare = b.spare[n-1], b.spare[:n-1]
+		sides, b.spare = b.spare[n-1], b.spare[:n-1]
 	}
-	entries = b.r.PopFront(entries, b.batchLen(max))
 	start := len(dst)
+	dst, sides = b.r.PopFront(dst, sides, b.batchLen(max))
 	var size int64
-	for i := range entries {
-		dst = append(dst, entries[i].m)
-		size += entries[i].size
+	for i := range sides {
+		size += sides[i].size
 	}
-	if len(entries) > 0 {
+	if len(sides) > 0 {
 		b.held -= size
 		b.flying += size
-		b.inFlight[&dst[start]] = taken{entries: entries, size: size}
+		b.inFlight[&dst[start]] = taken{sides: sides, size: size}
 	} else {
-		b.putSpare(entries)
+		b.putSpare(sides)
 	}
 	b.mu.Unlock()
 	b.settle(&ev, -freed)
@@ -237,18 +261,17 @@ func (b *MemoryBuffer) batchLen(max int) int {
 	}
 	room, n := b.maxBytes/flyingDivisor-b.flying, min(max, b.r.Len())
 	for i := range n {
-		if room -= b.r.At(i).size; room < 0 && i > 0 {
+		if room -= b.r.Side(i).size; room < 0 && i > 0 {
 			return i
 		}
 	}
 	return n
 }
 
-// putSpare keeps an emptied entry slice for a later batch. The caller holds the lock.
-func (b *MemoryBuffer) putSpare(entries []entry) {
-	if len(b.spare) < maxSpare {
-		clear(entries) // the metrics are the writer's now, not the buffer's to keep alive
-		b.spare = append(b.spare, entries[:0])
+// putSpare keeps an emptied side slice for a later batch. The caller holds the lock.
+func (b *MemoryBuffer) putSpare(sides []side) {
+	if len(b.spare) < maxSpare && sides != nil {
+		b.spare = append(b.spare, sides[:0])
 	}
 }
 
@@ -262,7 +285,7 @@ func (b *MemoryBuffer) Accept(batch []morse.Metric) {
 	if ok {
 		delete(b.inFlight, &batch[0])
 		b.flying -= f.size
-		b.putSpare(f.entries)
+		b.putSpare(f.sides)
 	}
 	b.mu.Unlock()
 	if ok && b.budget != nil {
@@ -280,35 +303,48 @@ func (b *MemoryBuffer) Reject(batch []morse.Metric) {
 	var delta int64
 	b.mu.Lock()
 	f, ok := b.inFlight[&batch[0]]
-	entries := f.entries
 	if ok {
 		delete(b.inFlight, &batch[0])
 		b.flying -= f.size
-	} else { // not a batch this buffer handed out: it waits as of now, and adds its bytes
-		now := b.now().UnixNano()
-		entries = make([]entry, 0, len(batch))
-		for _, m := range batch {
-			e := entry{m: m, at: now, size: MetricSize(m)}
-			entries, delta = append(entries, e), delta+e.size
+	}
+	sides := f.sides
+	if !ok || len(sides) != len(batch) {
+		// Not a batch this buffer handed out, as it handed it out: it waits as of now, and
+		// its bytes are counted again.
+		if ok {
+			b.putSpare(sides)
+			delta = -f.size
+		}
+		sides = b.sidesNow(batch)
+		for i := range sides {
+			delta += sides[i].size
 		}
 	}
-	keep := entries
+	keep, keepSides := batch, sides
 	if over := len(keep) - (b.r.Cap() - b.r.Len()); over > 0 {
-		for _, e := range keep[:over] {
-			ev.add(reasonFull, &e.m, b.evict.keep(), e.size)
+		for i := range keep[:over] {
+			ev.add(reasonFull, &keep[i], b.evict.keep(), sides[i].size)
 		}
-		keep = keep[over:]
+		keep, keepSides = keep[over:], keepSides[over:]
 	}
-	b.r.PushFront(keep)
-	for _, e := range keep {
-		b.held += e.size
+	b.r.PushFront(keep, keepSides)
+	for i := range keepSides {
+		b.held += keepSides[i].size
 	}
-	if ok {
-		b.putSpare(entries)
-	}
+	b.putSpare(sides)
 	freed := b.enforce(&ev, b.now().UnixNano())
 	b.mu.Unlock()
 	b.settle(&ev, delta-freed)
+}
+
+// sidesNow sizes the metrics of ms and stamps them with the time now.
+func (b *MemoryBuffer) sidesNow(ms []morse.Metric) []side {
+	now := b.now().UnixNano()
+	sides := make([]side, len(ms))
+	for i := range ms {
+		sides[i] = side{at: now, size: metricSize(&ms[i])}
+	}
+	return sides
 }
 
 // Len is the number of metrics held, not counting the batches in flight.
@@ -335,10 +371,10 @@ func (b *MemoryBuffer) OldestAge() time.Duration {
 	b.stamp = b.now().UnixNano()
 	oldest := b.stamp
 	if b.r.Len() > 0 {
-		oldest = b.r.Peek(0).at
+		oldest = b.r.Side(0).at
 	}
 	for _, f := range b.inFlight {
-		oldest = min(oldest, f.entries[0].at)
+		oldest = min(oldest, f.sides[0].at)
 	}
 	return time.Duration(b.stamp - oldest)
 }

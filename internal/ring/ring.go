@@ -5,79 +5,84 @@
 // lock, which lets one lock cover the ring and the owner's counters together.
 package ring
 
-// Ring is a bounded FIFO queue of T.
-type Ring[T any] struct {
+// Ring is a bounded FIFO queue of T, each element with a side value S kept in an array of
+// its own. A memory buffer keeps each metric's size and time as S: its metric slots stay
+// the size of a metric, and what reads only sizes, such as the sum of a batch's, walks a
+// compact array rather than every metric. A ring with no side value takes struct{} as S,
+// which costs nothing.
+type Ring[T, S any] struct {
 	buf  []T
+	side []S // side[i] goes with buf[i]
 	head int // index of the oldest element
 	n    int // number of elements held
 }
 
 // New returns an empty ring that holds at most capacity elements (at least one).
-func New[T any](capacity int) *Ring[T] {
+func New[T, S any](capacity int) *Ring[T, S] {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return &Ring[T]{buf: make([]T, capacity)}
+	return &Ring[T, S]{buf: make([]T, capacity), side: make([]S, capacity)}
 }
 
 // Len is the number of elements held.
-func (r *Ring[T]) Len() int { return r.n }
+func (r *Ring[T, S]) Len() int { return r.n }
 
 // Cap is the most elements the ring holds.
-func (r *Ring[T]) Cap() int { return len(r.buf) }
+func (r *Ring[T, S]) Cap() int { return len(r.buf) }
 
-// Push appends v as the newest element. When the ring is full the oldest element is evicted
-// to make room, and Push reports true.
-func (r *Ring[T]) Push(v T) (evicted bool) {
-	if r.n == len(r.buf) {
-		r.buf[r.head] = v
-		r.head = r.next(r.head)
-		return true
-	}
-	r.buf[r.index(r.n)] = v
-	r.n++
-	return false
+// Push appends v, with its side value s, as the newest element. When the ring is full the
+// oldest element is evicted to make room, and Push reports true.
+func (r *Ring[T, S]) Push(v T, s S) (evicted bool) {
+	full := r.n == len(r.buf)
+	p, q := r.Slot()
+	*p, *q = v, s
+	return full
 }
 
-// Slot makes room for a newest element and returns its slot, to fill in place: a zero T
-// while the ring had room, and otherwise its oldest element, evicted to make room, which
-// the caller may read before it overwrites it. It spares the copies of Push and Peek for a
-// large T.
-func (r *Ring[T]) Slot() *T {
+// Slot makes room for a newest element and returns its slot and side slot, to fill in
+// place: zero values while the ring had room, and otherwise its oldest element's, evicted
+// to make room, which the caller may read before it overwrites them. It spares the copies
+// of Push and Peek for a large T.
+func (r *Ring[T, S]) Slot() (*T, *S) {
+	i := r.head
 	if r.n == len(r.buf) {
-		p := &r.buf[r.head]
 		r.head = r.next(r.head)
-		return p
+	} else {
+		i = r.index(r.n)
+		r.n++
 	}
-	p := &r.buf[r.index(r.n)]
-	r.n++
-	return p
+	return &r.buf[i], &r.side[i]
 }
 
-// PushAll appends vs in order and returns how many old elements were evicted.
-func (r *Ring[T]) PushAll(vs []T) (evicted int) {
+// PushAll appends vs with their side values ss, which must be as many, in order, and
+// returns how many old elements were evicted.
+func (r *Ring[T, S]) PushAll(vs []T, ss []S) (evicted int) {
+	ss = ss[:len(vs)]
 	for i := range vs {
-		if r.Push(vs[i]) {
+		if r.Push(vs[i], ss[i]) {
 			evicted++
 		}
 	}
 	return evicted
 }
 
-// PopFront removes up to max of the oldest elements and appends them to dst in order.
-func (r *Ring[T]) PopFront(dst []T, max int) []T {
-	var zero T
-	popped := 0
-	for ; max > 0 && r.n > 0; max-- {
-		dst = append(dst, r.buf[r.head])
-		// Clearing the slot lets the garbage collector reclaim what the element points to.
-		r.buf[r.head] = zero
-		r.head = r.next(r.head)
-		r.n--
-		popped++
+// PopFront removes up to most of the oldest elements and appends them to dst, and their
+// side values to sdst, in order.
+func (r *Ring[T, S]) PopFront(dst []T, sdst []S, most int) ([]T, []S) {
+	popped := min(max(most, 0), r.n)
+	// At most two runs of slots: up to the end of the array, and on from its start.
+	for k := popped; k > 0; {
+		run := min(k, len(r.buf)-r.head)
+		from, to := r.head, r.head+run
+		dst, sdst = append(dst, r.buf[from:to]...), append(sdst, r.side[from:to]...)
+		// Clearing the slots lets the garbage collector reclaim what the elements point to.
+		clear(r.buf[from:to])
+		clear(r.side[from:to])
+		r.head, r.n, k = r.index(run), r.n-run, k-run
 	}
 	r.settle(popped)
-	return dst
+	return dst, sdst
 }
 
 // settle moves what is left after a pop of popped elements back to the first slots, when
@@ -86,7 +91,7 @@ func (r *Ring[T]) PopFront(dst []T, max int) []T {
 // Left walking on through all its slots, it makes every page resident in turn: 2 MiB for
 // 20,000 metric slots of 112 bytes, a page every few seconds and more after every burst,
 // for an output that seldom holds more than a batch.
-func (r *Ring[T]) settle(popped int) {
+func (r *Ring[T, S]) settle(popped int) {
 	switch {
 	case r.n == 0:
 		r.head = 0
@@ -95,38 +100,45 @@ func (r *Ring[T]) settle(popped int) {
 		// end, which only a backlog that walked the head round leaves; a later pop that
 		// leaves little settles it.
 	default:
-		copy(r.buf[:r.n], r.buf[r.head:r.head+r.n])
-		clear(r.buf[max(r.n, r.head) : r.head+r.n])
+		from, to := r.head, r.head+r.n
+		copy(r.buf[:r.n], r.buf[from:to])
+		copy(r.side[:r.n], r.side[from:to])
+		clear(r.buf[max(r.n, from):to])
+		clear(r.side[max(r.n, from):to])
 		r.head = 0
 	}
 }
 
-// PushFront puts vs back in front of the oldest element, keeping their order, as when a
-// batch that was taken out could not be written. If the ring cannot hold them all, the
-// oldest elements overall are evicted, and those are the first of vs. It returns how many
-// were evicted.
-func (r *Ring[T]) PushFront(vs []T) (evicted int) {
+// PushFront puts vs, with their side values ss, which must be as many, back in front of
+// the oldest element, keeping their order, as when a batch that was taken out could not be
+// written. If the ring cannot hold them all, the oldest elements overall are evicted, and
+// those are the first of vs. It returns how many were evicted.
+func (r *Ring[T, S]) PushFront(vs []T, ss []S) (evicted int) {
+	ss = ss[:len(vs)]
 	room := len(r.buf) - r.n
 	if len(vs) > room {
 		evicted = len(vs) - room
-		vs = vs[evicted:]
+		vs, ss = vs[evicted:], ss[evicted:]
 	}
 	for i := len(vs) - 1; i >= 0; i-- {
 		r.head = r.prev(r.head)
-		r.buf[r.head] = vs[i]
+		r.buf[r.head], r.side[r.head] = vs[i], ss[i]
 		r.n++
 	}
 	return evicted
 }
 
 // Peek returns the element at position i, 0 being the oldest.
-func (r *Ring[T]) Peek(i int) T { return r.buf[r.index(i)] }
+func (r *Ring[T, S]) Peek(i int) T { return r.buf[r.index(i)] }
 
 // At is the i-th oldest element in place, 0 being the oldest, for a reader that needs only
 // part of a large T. It must be 0 <= i < Len, and the pointer is good until the next change.
-func (r *Ring[T]) At(i int) *T { return &r.buf[r.index(i)] }
+func (r *Ring[T, S]) At(i int) *T { return &r.buf[r.index(i)] }
 
-func (r *Ring[T]) index(i int) int {
+// Side is the side value of the i-th oldest element in place, as At is the element.
+func (r *Ring[T, S]) Side(i int) *S { return &r.side[r.index(i)] }
+
+func (r *Ring[T, S]) index(i int) int {
 	i += r.head
 	if i >= len(r.buf) {
 		i -= len(r.buf)
@@ -134,14 +146,14 @@ func (r *Ring[T]) index(i int) int {
 	return i
 }
 
-func (r *Ring[T]) next(i int) int {
+func (r *Ring[T, S]) next(i int) int {
 	if i++; i == len(r.buf) {
 		return 0
 	}
 	return i
 }
 
-func (r *Ring[T]) prev(i int) int {
+func (r *Ring[T, S]) prev(i int) int {
 	if i == 0 {
 		return len(r.buf) - 1
 	}

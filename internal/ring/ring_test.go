@@ -8,18 +8,54 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func drain(r *Ring[int]) []int { return r.PopFront(nil, r.Len()) }
+// The tests' rings hold ints with their negatives as side values, so that every check of
+// the elements checks too that the side values moved with them.
+type intRing = Ring[int, int]
+
+func newRing(capacity int) *intRing { return New[int, int](capacity) }
+
+func sides(vs []int) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = -v
+	}
+	return out
+}
+
+func push(r *intRing, v int) bool { return r.Push(v, -v) }
+
+func pushAll(r *intRing, vs []int) int { return r.PushAll(vs, sides(vs)) }
+
+func pushFront(r *intRing, vs []int) int { return r.PushFront(vs, sides(vs)) }
+
+// popFront pops as PopFront does and fails unless the side values came with the elements.
+func popFront(t *testing.T, r *intRing, most int) []int {
+	t.Helper()
+	vs, ss := r.PopFront([]int{}, []int{}, most)
+	require.Equal(t, sides(vs), ss, "the side values follow the elements")
+	return vs
+}
+
+func drain(t *testing.T, r *intRing) []int { return popFront(t, r, r.Len()) }
+
+// peek returns the element at i, and fails unless its side value is with it.
+func peek(t *testing.T, r *intRing, i int) int {
+	t.Helper()
+	require.Equal(t, -r.Peek(i), *r.Side(i), "the side value of element %d", i)
+	require.Equal(t, r.Peek(i), *r.At(i))
+	return r.Peek(i)
+}
 
 func TestRingWrapsAroundAndEvictsOldest(t *testing.T) {
-	r := New[int](3)
+	r := newRing(3)
 	for i := range 3 {
-		require.False(t, r.Push(i))
+		require.False(t, push(r, i))
 	}
-	require.True(t, r.Push(3), "a full ring evicts")
-	require.True(t, r.Push(4))
+	require.True(t, push(r, 3), "a full ring evicts")
+	require.True(t, push(r, 4))
 	require.Equal(t, 3, r.Len())
-	require.Equal(t, 2, r.Peek(0))
-	require.Equal(t, []int{2, 3, 4}, drain(r))
+	require.Equal(t, 2, peek(t, r, 0))
+	require.Equal(t, []int{2, 3, 4}, drain(t, r))
 	require.Zero(t, r.Len())
 }
 
@@ -40,16 +76,16 @@ func TestRingPushFrontAcrossTheWrap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := New[int](tc.capacity)
+			r := newRing(tc.capacity)
 			// An emptied ring starts at slot 0, so PushFront has to wrap below it.
 			for range tc.capacity - 1 {
-				r.Push(-1)
+				push(r, -1)
 			}
-			r.PopFront(nil, tc.capacity-1)
+			popFront(t, r, tc.capacity-1)
 			require.Zero(t, r.head)
-			r.PushAll(tc.held)
-			require.Equal(t, tc.wantEvicted, r.PushFront(tc.back))
-			require.Equal(t, tc.want, drain(r))
+			pushAll(r, tc.held)
+			require.Equal(t, tc.wantEvicted, pushFront(r, tc.back))
+			require.Equal(t, tc.want, drain(t, r))
 		})
 	}
 }
@@ -58,28 +94,29 @@ func TestRingPushFrontAcrossTheWrap(t *testing.T) {
 // output's buffer is at each flush, uses only its first slots, so the pages of the others
 // are never touched; a ring that holds more than each pop takes goes round as before.
 func TestRingKeepsToFirstSlots(t *testing.T) {
-	r := New[int](1000)
+	r := newRing(1000)
 	for round := range 10_000 {
-		r.PushAll([]int{round, round + 1, round + 2})
-		require.Equal(t, []int{round}, r.PopFront(nil, 1))
+		pushAll(r, []int{round, round + 1, round + 2})
+		require.Equal(t, []int{round}, popFront(t, r, 1))
 		require.Equal(t, 1, r.head, "more left than popped: the head moves on")
-		require.Equal(t, []int{round + 1}, r.PopFront(nil, 1))
+		require.Equal(t, []int{round + 1}, popFront(t, r, 1))
 		require.Zero(t, r.head, "no more left than popped: moved back to the first slot")
-		require.Equal(t, round+2, r.Peek(0))
+		require.Equal(t, round+2, peek(t, r, 0))
 		require.Zero(t, r.buf[2], "the slot moved from is cleared")
-		require.Equal(t, []int{round + 2}, drain(r))
+		require.Zero(t, r.side[2], "and its side slot")
+		require.Equal(t, []int{round + 2}, drain(t, r))
 		require.Zero(t, r.head, "emptied: back to the first slot")
 	}
 	for i := range 600 {
-		r.Push(i)
+		push(r, i)
 	}
 	for i := range 200 {
-		r.PopFront(nil, 1)
-		r.Push(600 + i)
+		popFront(t, r, 1)
+		push(r, 600+i)
 	}
 	require.Equal(t, 600, r.Len())
 	require.Equal(t, 200, r.head, "never nearly emptied: the head walks on")
-	require.Equal(t, 200, r.Peek(0))
+	require.Equal(t, 200, peek(t, r, 0))
 }
 
 // TestRingAgainstSlice drives a ring and a plain slice with the same random pushes, pops and
@@ -87,7 +124,7 @@ func TestRingKeepsToFirstSlots(t *testing.T) {
 func TestRingAgainstSlice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const capacity = 50
-	r := New[int](capacity)
+	r := newRing(capacity)
 	var want []int
 	next := 0
 	for step := range 20_000 {
@@ -97,45 +134,46 @@ func TestRingAgainstSlice(t *testing.T) {
 			for i := range vs {
 				vs[i], next = next, next+1
 			}
-			evicted := r.PushAll(vs)
+			evicted := pushAll(r, vs)
 			want = append(want, vs...)
 			require.Equal(t, max(0, len(want)-capacity), evicted, "step %d", step)
 			want = want[evicted:]
 		case 1:
 			n := rng.IntN(25)
-			got := r.PopFront(nil, n)
+			got := popFront(t, r, n)
 			k := min(n, len(want))
 			require.Equal(t, append([]int{}, want[:k]...), append([]int{}, got...), "step %d", step)
 			want = want[k:]
 		case 2: // a batch taken out, arrivals meanwhile, and the batch put back
-			back := r.PopFront(nil, rng.IntN(25))
+			back := popFront(t, r, rng.IntN(25))
 			want = want[len(back):]
 			vs := make([]int, rng.IntN(10))
 			for i := range vs {
 				vs[i], next = next, next+1
 			}
 			want = append(want, vs...)
-			want = want[r.PushAll(vs):]
-			evicted := r.PushFront(back)
+			want = want[pushAll(r, vs):]
+			evicted := pushFront(r, back)
 			want = append(slices.Clone(back), want...)
 			require.Equal(t, max(0, len(want)-capacity), evicted, "step %d", step)
 			want = want[evicted:]
 		}
 		require.Equal(t, len(want), r.Len(), "step %d", step)
 		for i := range want {
-			require.Equal(t, want[i], r.Peek(i), "step %d, element %d", step, i)
+			require.Equal(t, want[i], peek(t, r, i), "step %d, element %d", step, i)
 		}
 	}
 }
 
 func TestRingPopFrontClearsSlots(t *testing.T) {
-	r := New[*int](2)
+	r := New[*int, *int](2)
 	v := 1
-	r.Push(&v)
-	r.PopFront(nil, 1)
+	r.Push(&v, &v)
+	r.PopFront(nil, nil, 1)
 	require.Nil(t, r.buf[0], "a popped slot no longer holds a pointer, so it can be collected")
+	require.Nil(t, r.side[0], "nor its side slot")
 }
 
 func TestRingCapacityAtLeastOne(t *testing.T) {
-	require.Equal(t, 1, New[int](0).Cap())
+	require.Equal(t, 1, New[int, struct{}](0).Cap())
 }
