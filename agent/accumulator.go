@@ -11,8 +11,9 @@ import (
 	"github.com/morse-agent/morse/config"
 )
 
-// accumulator applies the input's options and the agent's global settings to each metric,
-// then emits it: to the outputs when running, to a printer under --test.
+// accumulator is what an input adds to. It applies the input's options and the agent's
+// global settings to each metric (process), runs the processing stage, and emits the
+// result: to the outputs when running (fanOut, fanOutBatch), to a printer under --test.
 type accumulator struct {
 	in        *runningInput
 	emit      func(morse.Metric)
