@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sort"
@@ -167,66 +166,6 @@ func linesPass(outputs []*runningOutput) bool {
 		}
 	}
 	return writers > 0
-}
-
-// setupOutput gives oc's plugin its logger, precision and stats, and initialises it unless
-// init is false: Init is called once per instance.
-func (a *Agent) setupOutput(oc *config.OutputConfig, init bool) error {
-	if s, ok := oc.Plugin.(morse.LoggerSetter); ok {
-		s.SetLogger(pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel))
-	}
-	if s, ok := oc.Plugin.(morse.PrecisionSetter); ok {
-		s.SetPrecision(a.cfg.Agent.Precision.Duration())
-	}
-	if s, ok := oc.Plugin.(morse.SelfStatsSetter); ok {
-		s.SetSelfStats(a.stats) // an output that serializes counts internal_serializer there
-	}
-	if i, ok := oc.Plugin.(morse.Initializer); ok && init {
-		if err := i.Init(); err != nil {
-			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)
-		}
-	}
-	return nil
-}
-
-// startOutput creates the batch writer of ro, which connects in the background.
-func (a *Agent) startOutput(ro *runningOutput) error {
-	oc, s := ro.cfg, ro.settings
-	opts := batch.Options{
-		BatchSize: s.BatchSize, FlushInterval: s.FlushInterval, FlushJitter: s.FlushJitter,
-		BufferLimit: s.BufferLimit, Name: oc.Name, Alias: oc.Common.Alias,
-		RetryMaxAge:             time.Duration(oc.Common.RetryMaxAge),
-		UnauthorizedRetryMaxAge: time.Duration(oc.Common.UnauthorizedRetryMaxAge),
-		Logger:                  pluginLogger(a.log, "outputs", oc.Name, oc.Common.Alias, oc.Common.LogLevel),
-		Initialized:             true, // setupOutput did it when the config was built
-		Stats:                   a.stats, ID: instanceID("outputs", oc.Name, oc.Fingerprint, a.nextPlace()),
-		Totals: &batch.Totals{Written: a.written, Dropped: a.dropped, Rejected: a.rejected, WriteErrors: a.writeErrs},
-		OnDrop: a.onDrop,
-		// The writer that used this instance before, in a reload, closes it first.
-		ConnectAfter: a.instances.handOver(oc.Plugin),
-	}
-	newBuffer, dir, err := a.bufferFor(oc)
-	if err != nil {
-		return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
-	}
-	opts.NewBuffer, ro.bufferDir = newBuffer, dir
-	opts.BufferMaxBytes, opts.BufferMaxAge = a.memoryBounds(oc)
-	opts.MemoryBudget = a.budget
-	opts.HighWater, opts.LowWater = oc.Common.BufferConfig.Over(a.cfg.Agent.BufferConfig).WaterMarks()
-	if path := oc.Common.DeadLetterFile; path != "" {
-		dl, release, err := a.deadLetters.open(path, int64(oc.Common.DeadLetterMaxSize))
-		if err != nil {
-			return fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err)
-		}
-		ro.deadLetter, ro.releaseDeadLetter, opts.DeadLetter = dl, release, dl
-	}
-	w, err := batch.NewWriter(oc.Plugin, opts)
-	if err != nil {
-		return errors.Join(fmt.Errorf("outputs.%s (%s): %w", oc.Name, oc.Source, err), ro.closeDeadLetter())
-	}
-	ro.w = w
-	a.instances.started(oc.Plugin, w)
-	return nil
 }
 
 // startOutputs starts every configured output and points the fan-out at them. If one cannot

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -199,78 +198,6 @@ func (ri *runningInput) gatherOnce(ctx context.Context, acc *accumulator) {
 	}
 }
 
-// fanOut hands m to every output. It never blocks: each output's buffer evicts on its own.
-// A listener that can push back waits for room before it adds (WaitForRoom).
-func (ri *runningInput) fanOut(m morse.Metric) {
-	st := ri.agent.state.Load()
-	fs := ri.fedFor(st)
-	for i, ro := range st.outputs {
-		if ro.add(m) {
-			fs.mark(i)
-		}
-	}
-}
-
-func (ri *runningInput) accumulator(emit func(morse.Metric)) *accumulator {
-	return &accumulator{in: ri, emit: emit}
-}
-
-// outputAccumulator is the accumulator of a running input: it hands metrics to the outputs,
-// so line metrics may travel unexpanded to outputs that write them as they are.
-func (ri *runningInput) outputAccumulator() *accumulator {
-	return &accumulator{in: ri, emit: ri.fanOut, toOutputs: true}
-}
-
-// accumulator applies the input's options and the agent's global settings to each metric,
-// then emits it: to the outputs when running, to a printer under --test.
-type accumulator struct {
-	in        *runningInput
-	emit      func(morse.Metric)
-	toOutputs bool
-	service   bool      // the accumulator a service input was started with, not a gather's
-	at        time.Time // with time_source, the time every metric gets
-}
-
-// forService returns a copy of acc for a service input's Start.
-func (acc *accumulator) forService() *accumulator {
-	c := *acc
-	c.service = true
-	return &c
-}
-
-// PrefersLines implements LineAccumulator: line metrics pass through when the input leaves
-// their names alone and the outputs write most of them as they are.
-func (acc *accumulator) PrefersLines() bool {
-	return acc.toOutputs && acc.in.keepsLines() && acc.in.agent.state.Load().linesPass
-}
-
-// keepsLines reports whether process can handle a line metric without expanding it: the
-// input's filter, if any, tests names only, and the name options are unset. Tags it adds to
-// the text (addLineTags).
-func (ri *runningInput) keepsLines() bool {
-	c := &ri.cfg.Common
-	return ri.cfg.Filter.NamesOnly() &&
-		c.NameOverride == "" && c.NamePrefix == "" && c.NameSuffix == ""
-}
-
-// AddMetric implements morse.Accumulator.
-func (acc *accumulator) AddMetric(m morse.Metric) {
-	st := acc.in.agent.state.Load()
-	m, ok := acc.process(m, st, acc.precision(st))
-	if !ok {
-		return
-	}
-	acc.in.gathered.Incr()
-	acc.in.agent.gathered.Incr()
-	if st.stage != nil {
-		for _, m := range st.stage.run([]morse.Metric{m}) {
-			acc.emit(m)
-		}
-		return
-	}
-	acc.emit(m)
-}
-
 // sortedTags returns the tags of a config's tags table, sorted by key.
 func sortedTags(m map[string]string) []morse.Tag {
 	tags := make([]morse.Tag, 0, len(m))
@@ -281,94 +208,47 @@ func sortedTags(m map[string]string) []morse.Tag {
 	return tags
 }
 
-// AddFields implements morse.Accumulator.
-func (acc *accumulator) AddFields(name string, fields map[string]any, tags map[string]string, t ...time.Time) {
-	addFields(acc, name, fields, tags, t)
+// jitter is the input's collection_jitter, or [agent]'s when the input sets none.
+func (ri *runningInput) jitter() time.Duration {
+	if j := ri.cfg.Common.CollectionJitter; j != nil {
+		return time.Duration(*j)
+	}
+	return ri.agent.state.Load().jitter
 }
 
-// addFields is AddFields for any accumulator: it builds the metric and adds it.
-func addFields(acc morse.Accumulator, name string, fields map[string]any, tags map[string]string, t []time.Time) {
-	tm := time.Now()
-	if len(t) > 0 {
-		tm = t[0]
+// startFailed applies startup_error_behavior to a service input whose Start failed: it
+// returns the error that stops the agent ("error", the default), or nil when the input is
+// left out ("ignore", "probe") or is to be started again before each gather ("retry",
+// which sets pending).
+func (ri *runningInput) startFailed(s morse.ServiceInput, err error) error {
+	b := ri.cfg.Common.StartupErrorBehavior
+	switch b {
+	case config.StartupIgnore, config.StartupProbe:
+		ri.log.Error("start failed; the input is left out", "error", err, "startup_error_behavior", string(b))
+		return nil
+	case config.StartupRetry:
+		ri.log.Error("start failed; trying again before each gather", "error", err, "startup_error_behavior", string(b))
+		ri.pending = s
+		return nil
 	}
-	m, skipped := morse.NewMetricFromMaps(name, maps.Clone(tags), fields, tm)
-	if skipped > 0 {
-		acc.AddError(fmt.Errorf("%s: %d fields of unsupported types left out", name, skipped))
-	}
-	if len(m.Fields()) > 0 {
-		acc.AddMetric(m)
-	}
+	return fmt.Errorf("inputs.%s (%s): start: %w", ri.cfg.Name, ri.cfg.Source, err)
 }
 
-// AddError implements morse.Accumulator: the error is counted and logged, at most once per 30 s
-// per input, with the number held back since.
-func (acc *accumulator) AddError(err error) {
-	if err == nil {
-		return
+// startPending starts a service input whose first Start failed under "retry", and reports
+// whether the input runs, so that its gather may follow. Only the gather loop calls it.
+func (ri *runningInput) startPending(ctx context.Context) bool {
+	if ri.pending == nil {
+		return true
 	}
-	ri := acc.in
-	ri.errs.Incr()
-	ri.errLog.Log(ri.log, slog.LevelError, "gather error", "error", err)
-}
-
-// process applies, in Telegraf's order, the input's filter, its name options, its tags and
-// the global tags (neither replaces a tag the metric already has), and the precision.
-func (ri *runningInput) process(m morse.Metric, st *agentState, precision time.Duration) (morse.Metric, bool) {
-	if _, line := m.Line(); line && !ri.keepsLines() {
-		m = m.Expanded()
+	ri.gathering.Start(time.Now()) // a start that hangs shows in Agent.Stuck, as a gather would
+	err := ri.pending.Start(ctx, ri.outputAccumulator().forService())
+	ri.gathering.Done()
+	if err != nil {
+		ri.startupErrs.Incr()
+		ri.errLog.Log(ri.log, slog.LevelError, "start failed again; trying again before the next gather", "error", err)
+		return false
 	}
-	if ri.cfg.Filter != nil {
-		var ok bool
-		if m, ok = ri.cfg.Filter.Apply(m); !ok {
-			return m, false
-		}
-	}
-	c := &ri.cfg.Common
-	if c.NameOverride != "" {
-		m = m.WithName(c.NameOverride)
-	}
-	if c.NamePrefix != "" || c.NameSuffix != "" {
-		m = m.WithName(c.NamePrefix + m.Name() + c.NameSuffix)
-	}
-	m = ri.addTags(m, st)
-	if m.Time().IsZero() {
-		m = m.WithTime(time.Now())
-	}
-	if p := precision; p > time.Nanosecond {
-		m = m.WithTime(m.Time().Round(p))
-	}
-	return m, true
-}
-
-// precision is what a metric's time is rounded to, as Telegraf 1.39 rounds it: the input's
-// own precision when it sets one. Otherwise what an input gathers is rounded to [agent]
-// precision or, when that is unset, to the unit of the gather interval: a second for
-// intervals of a second or more. What a service input adds on its own, such as a
-// listener's metrics, is then never rounded: the sender's timestamps are kept as sent.
-func (acc *accumulator) precision(st *agentState) time.Duration {
-	if p := acc.in.cfg.Common.Precision; p > 0 {
-		return time.Duration(p) // the input's own, which Telegraf applies to a service's metrics too
-	}
-	if acc.service {
-		return time.Nanosecond
-	}
-	if st.precision > 0 {
-		return st.precision
-	}
-	switch iv := acc.in.interval(); {
-	case iv >= time.Second:
-		return time.Second
-	case iv >= time.Millisecond:
-		return time.Millisecond
-	case iv >= time.Microsecond:
-		return time.Microsecond
-	}
-	return time.Nanosecond
-}
-
-// addTags adds the input's tags, then the global tags, that m lacks. A line metric gets them
-// in its text, unless one cannot be written there as it is.
-func (ri *runningInput) addTags(m morse.Metric, st *agentState) morse.Metric {
-	return m.WithMissingTags(ri.tags).WithMissingTags(st.globalTags)
+	ri.service, ri.pending = ri.pending, nil
+	ri.log.Info("started after a failed start")
+	return true
 }

@@ -7,70 +7,8 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/batch"
 	"github.com/morse-agent/morse/config"
 )
-
-// runningOutput is one configured output inside the agent: its filter and its BatchWriter.
-type runningOutput struct {
-	cfg *config.OutputConfig
-	// settings and identity are the config's when the output was set up: a program may
-	// resolve the same config again for a reload.
-	settings   config.OutputSettings
-	identity   string
-	w          *batch.Writer
-	deadLetter *batch.DeadLetterFile // nil without dead_letter_file
-	// releaseDeadLetter gives back the output's hold on its dead-letter file, which may be
-	// shared with the output that replaces it in a reload (deadLetterFiles).
-	releaseDeadLetter func() error
-	bufferDir         string // the disk buffer's directory; "" for memory
-}
-
-// closeDeadLetter lets go of the output's dead-letter file once its writer is closed: the
-// writer's Close drops what is left at shutdown, and that goes to the dead letter too.
-func (ro *runningOutput) closeDeadLetter() error {
-	if ro.releaseDeadLetter == nil {
-		return nil
-	}
-	err := ro.releaseDeadLetter()
-	ro.deadLetter, ro.releaseDeadLetter = nil, nil
-	return err
-}
-
-// writesLines reports whether line metrics may reach this output's buffer unexpanded: the
-// output writes them as they are, and its filter, if any, tests names only.
-func (ro *runningOutput) writesLines() bool {
-	lw, ok := ro.cfg.Plugin.(morse.LineWriter)
-	return ok && ro.cfg.Filter.NamesOnly() && !ro.cfg.Common.Rename.Set() && lw.WritesLines()
-}
-
-// rename applies the output's name_override, name_prefix and name_suffix, after its filter
-// as in Telegraf. The metric is a value: the other outputs keep the name it had.
-func (ro *runningOutput) rename(m morse.Metric) morse.Metric {
-	if r := ro.cfg.Common.Rename; r.Set() {
-		return m.WithName(r.Apply(m.Name()))
-	}
-	return m
-}
-
-// add filters m for this output and buffers it. A metric rejected by the filter is counted as
-// filtered, not as dropped: the operator asked for it. A line metric is expanded after the
-// filter, so that one the filter rejects by name never is, and renamed last. It reports
-// whether the filter passed m.
-func (ro *runningOutput) add(m morse.Metric) bool {
-	if ro.cfg.Filter != nil {
-		var ok bool
-		if m, ok = ro.cfg.Filter.Apply(m); !ok {
-			ro.w.CountFiltered(1)
-			return false
-		}
-	}
-	if _, line := m.Line(); line && !ro.writesLines() {
-		m = m.Expanded()
-	}
-	_ = ro.w.Write(ro.rename(m)) // ErrClosed during a reload's hand-over is already counted
-	return true
-}
 
 type reloadRequest struct {
 	cfg   *config.Config
@@ -142,20 +80,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	a.clock.start() // if a new processor took it
 	a.setBudget(cfg)
 
-	// Inputs that go away stop before new ones start, so a listener that moved to another
-	// config entry can bind its address again.
-	goneIns := removed(oldIns, ins)
-	stopAll(goneIns)
-	for _, ri := range goneIns {
-		ri.removeStats()
-	}
-	var fresh []*runningInput
-	for i, ri := range ins {
-		if !keptIn[i] {
-			fresh = append(fresh, ri)
-		}
-	}
-	startErr := a.startInputs(inputsCtx, fresh)
+	startErr := a.swapInputs(inputsCtx, oldIns, ins, keptIn)
 	gone := removed(oldOuts, outs)
 	timeout := time.Duration(cfg.Agent.ShutdownTimeout)
 	a.retiring.Go(func() {
@@ -167,6 +92,24 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	a.log.Info("config reloaded", "inputs", len(ins), "outputs", len(outs),
 		"outputs_kept", countTrue(keptOut), "inputs_kept", countTrue(keptIn))
 	return startErr
+}
+
+// swapInputs stops the inputs of old that ins left out, then starts those of ins that
+// were not kept. The inputs that go away stop first, so that a listener that moved to
+// another config entry can bind its address again.
+func (a *Agent) swapInputs(ctx context.Context, old, ins []*runningInput, kept []bool) error {
+	gone := removed(old, ins)
+	stopAll(gone)
+	for _, ri := range gone {
+		ri.removeStats()
+	}
+	var fresh []*runningInput
+	for i, ri := range ins {
+		if !kept[i] {
+			fresh = append(fresh, ri)
+		}
+	}
+	return a.startInputs(ctx, fresh)
 }
 
 // reuse matches each new config to a running plugin with the same name and fingerprint and
@@ -200,13 +143,6 @@ func (a *Agent) reuseOutputs(cfg *config.Config) ([]*runningOutput, []bool, erro
 		return ro.cfg.Name == oc.Name && ro.identity == oc.Identity()
 	}
 	return reuse(a.outputs, cfg.Outputs, same, a.newRunningOutput)
-}
-
-// newRunningOutput prepares oc's output, not yet started. An instance that this agent's
-// writers already use is not initialised again.
-func (a *Agent) newRunningOutput(oc *config.OutputConfig) (*runningOutput, error) {
-	ro := &runningOutput{cfg: oc, settings: oc.Settings(), identity: oc.Identity()}
-	return ro, a.setupOutput(oc, !a.instances.known(oc.Plugin))
 }
 
 // reuseInputs keeps running inputs whose config did not change and prepares the others. An

@@ -15,8 +15,8 @@ func (acc *accumulator) WithTracking(maxTracked int) morse.TrackingAccumulator {
 // trackingAccumulator adds groups the way AddMetrics adds a batch, each group holding a
 // reference of its own while it is handed out: so a group that the filters, the processors
 // or the aggregators take entirely, or that no output selects, is done at once, and one
-// that the outputs took is done when the last of them settles its last metric (batch
-// package, tracking.go).
+// that the outputs took is done when the last of them settles its last metric
+// (morse.RetainTracked and SettleTracked, which batch.Writer calls).
 type trackingAccumulator struct {
 	*accumulator
 	delivered chan morse.DeliveryInfo

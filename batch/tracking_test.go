@@ -91,3 +91,29 @@ func runSettleCase(t *testing.T, answer func(int, []morse.Metric) error, limit, 
 	_ = w.Close(ctx)
 	check(2)
 }
+
+// BenchmarkWriterWriteBatch measures WriteBatch of 256 metrics from one goroutine with the
+// default options, untracked (a listener's batch) and tracked by one group (a queue
+// consumer's), while the flush goroutine drains full batches concurrently.
+func BenchmarkWriterWriteBatch(b *testing.B) {
+	for _, tracked := range []bool{false, true} {
+		b.Run(map[bool]string{false: "untracked", true: "tracked"}[tracked], func(b *testing.B) {
+			w, err := NewWriter(&testutil.DiscardOutput{}, Options{Logger: testutil.QuietLogger()})
+			require.NoError(b, err)
+			ms := testutil.SeqMetrics(0, 256)
+			g := morse.NewTrackingGroup(1, nil) // its own reference keeps it open
+			if tracked {
+				g.Track(ms)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = w.WriteBatch(ms)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ms)), "ns/metric")
+			b.StopTimer()
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = w.Close(ctx)
+		})
+	}
+}

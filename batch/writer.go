@@ -75,7 +75,7 @@ type Writer struct {
 
 	closed    atomic.Bool
 	bufClosed atomic.Bool // a persistent buffer was closed: its gauges keep their last values
-	tracked   atomic.Bool // a tracked metric was buffered: evictions are handed over (tracking.go)
+	tracked   atomic.Bool // a tracked metric was buffered: evictions are handed over (WriteBatch)
 	closeOnce sync.Once
 	closeErr  error
 
@@ -182,7 +182,7 @@ func (w *Writer) Write(m morse.Metric) error {
 		return ErrClosed
 	}
 	if m.Tracked() {
-		return w.writeTracked(m)
+		return w.WriteBatch([]morse.Metric{m}) // which takes its reference
 	}
 	w.added(1, w.buf.Add(m))
 	return nil
@@ -190,14 +190,46 @@ func (w *Writer) Write(m morse.Metric) error {
 
 // WriteBatch adds several metrics at once, in order, as Write would one by one but cheaper.
 // It keeps no reference to ms.
+//
+// Tracked metrics (morse.TrackingAccumulator) hold a reference on their group while the
+// writer holds them: WriteBatch takes it, with one call of morse.RetainTracked, and the
+// writer gives it back with morse.SettleTracked once they leave for good: written (the
+// flusher), evicted (evicted), dropped at shutdown (dropLeft, abandonFlight) or refused
+// after Close (refused). A persistent buffer keeps what it takes across a crash of the
+// process, so it settles a tracked metric, delivered, as soon as the metric is on its disk;
+// only a power cut within the buffer's sync interval can lose it then, which is the disk
+// buffer's own promise. What it holds in memory because its disk refused it stays
+// retained until it reaches the disk, or leaves the buffer as from a memory buffer
+// (diskspill.go).
 func (w *Writer) WriteBatch(ms []morse.Metric) error {
 	if w.closed.Load() {
 		w.refused(ms)
 		return ErrClosed
 	}
-	ms = w.retainTracked(ms)
+	// From the first tracked metric on, the buffer hands over what it evicts, so that evicted
+	// metrics give their references back.
+	if morse.RetainTracked(ms) > 0 && !w.tracked.Load() {
+		w.tracked.Store(true)
+	}
 	w.added(len(ms), w.buf.AddBatch(ms))
 	return nil
+}
+
+// refused drops what arrives after Close, counted under shutdown. It runs in the goroutine
+// of the input that added them, so they are not dead-lettered (see DeadLetter). Tracked
+// metrics among them mark their groups not delivered.
+func (w *Writer) refused(ms []morse.Metric) {
+	w.drops.drop(DropEvent{Reason: morse.ReasonShutdown, Count: len(ms), Metrics: ms, Err: ErrClosed}, false)
+	if morse.RetainTracked(ms) > 0 {
+		morse.SettleTracked(ms, false)
+	}
+}
+
+// evicted is the Eviction report of the writer's buffer: evicted tracked metrics are done,
+// not delivered.
+func (w *Writer) evicted(reason string, n int, ms []morse.Metric) {
+	morse.SettleTracked(ms, false)
+	w.drops.evicted(reason, n, ms)
 }
 
 func (w *Writer) added(n, size int) {
