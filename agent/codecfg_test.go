@@ -151,6 +151,58 @@ func TestCodeBuiltConfigIsValidated(t *testing.T) {
 	require.ErrorContains(t, err, "outputs[1]: is the same plugin instance as outputs[0]")
 }
 
+// TestCodeBuiltAggregatorIsValidated: a code-built aggregator's window meets the rules of a
+// file, and a processor or aggregator instance is refused when nil or used twice, each
+// problem naming the field's path.
+func TestCodeBuiltAggregatorIsValidated(t *testing.T) {
+	cfg, _, _ := codeConfig(&seqInput{}, &testutil.ScriptOutput{})
+	ac := cfg.AddAggregator("count", &countAggregator{})
+	ac.Common.Period, ac.Common.Grace = 0, morse.Duration(-time.Second)
+	p := &trailProcessor{mark: "a"}
+	cfg.AddProcessor("trail", p)
+	cfg.AddProcessor("trail", p)
+	cfg.AddAggregator("count", nil)
+	_, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+	require.ErrorContains(t, err, "code: aggregators[0].period: must be positive, got 0s")
+	require.ErrorContains(t, err, "code: aggregators[0].grace: must not be negative, got -1s")
+	require.ErrorContains(t, err, "code: aggregators[1]: the plugin is nil")
+	require.ErrorContains(t, err, "code: processors[1]: is the same plugin instance as processors[0]")
+}
+
+// TestCodeBuiltProcessorFilterTakesEffect: a processor's and an aggregator's Common.Filter
+// set in code select what they take, as a file's namepass does: the processor marks cpu
+// only, and the aggregator counts mem only.
+func TestCodeBuiltProcessorFilterTakesEffect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, out := processingConfig(t)
+		cfg.Agent.Interval = morse.Duration(time.Second)
+		cfg.AddInput("in", &stampInput{name: "cpu", at: time.Now})
+		cfg.AddInput("in", &stampInput{name: "mem", at: time.Now})
+		cfg.AddProcessor("a", &trailProcessor{mark: "a"}).Common.Filter.NamePass = []string{"cpu"}
+		ac := cfg.AddAggregator("count", &countAggregator{})
+		ac.Common.Period, ac.Common.Filter.NamePass = morse.Duration(time.Minute), []string{"mem"}
+		cfg.Agent.SkipProcessorsAfterAggregators = true
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute+500*time.Millisecond)
+		defer cancel()
+		require.NoError(t, a.Run(ctx))
+		_, written := out.Snapshot()
+		got := map[string]int{}
+		var counted int64
+		for _, m := range written {
+			got[names([]morse.Metric{m})[0]]++
+			if m.Name() == "count" && counted == 0 {
+				v, _ := m.Field("n")
+				counted = v.Int()
+			}
+		}
+		require.Equal(t, map[string]int{"cpu:a": 60, "mem:": 60, "count:": 2}, got,
+			"a gather each whole second from 1 s to 60 s; a summary at 60.1 s and one at shutdown")
+		require.Equal(t, int64(60), counted, "the aggregator took mem only, up to its push at 60.1 s")
+	})
+}
+
 // TestReloadKeepsUnchangedCodeBuiltPlugins: a reload with a config built anew in code, with
 // the same instances and settings, keeps the running input and output: no second Init or
 // Connect, and the metrics the output buffered while its sink was down are written after.

@@ -145,7 +145,7 @@ func buildInput(reg *morse.Registry, p *Plugin) (*InputConfig, Errors) {
 	return &InputConfig{
 		Name: p.Name, Common: p.Input, Plugin: plugin, Filter: filter, Source: p.Source(),
 		Fingerprint: combineFingerprint(p.Fingerprint, p.Interval),
-		resolved:    resolved{compiled: filter, from: p.Input.Filter},
+		resolved:    resolved{compiledFilter: compiledFilter{compiled: filter, from: p.Input.Filter}},
 	}, errs
 }
 
@@ -162,7 +162,7 @@ func buildOutput(reg *morse.Registry, p *Plugin) (*OutputConfig, Errors) {
 	return &OutputConfig{
 		Name: p.Name, Common: p.Output, Plugin: plugin, Filter: filter, Source: p.Source(),
 		Fingerprint: combineFingerprint(p.Fingerprint, s.FlushInterval, s.FlushJitter, s.BatchSize, s.BufferLimit),
-		resolved:    resolved{compiled: filter, from: p.Output.Filter},
+		resolved:    resolved{compiledFilter: compiledFilter{compiled: filter, from: p.Output.Filter}},
 	}, errs
 }
 

@@ -132,24 +132,6 @@ func DefaultAggregatorCommon() AggregatorCommon {
 	return AggregatorCommon{Period: morse.Duration(30 * time.Second), Delay: morse.Duration(100 * time.Millisecond)}
 }
 
-// resolveAggregator checks the window options.
-func (p *Plugin) resolveAggregator() []problem {
-	var probs []problem
-	c := p.Aggregator
-	if c.Period <= 0 {
-		probs = append(probs, problem{"period", "must be positive, got " + c.Period.String()})
-	}
-	for _, d := range []struct {
-		key string
-		v   morse.Duration
-	}{{"delay", c.Delay}, {"grace", c.Grace}} {
-		if d.v < 0 {
-			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
-		}
-	}
-	return probs
-}
-
 // OutputSettings are an output's effective flush and buffer settings, after inheriting what
 // its table leaves out from [agent].
 type OutputSettings struct {

@@ -303,6 +303,6 @@ func (l *loader) finish() {
 	}
 	for _, p := range l.out.Aggregators {
 		l.errs = append(l.errs, p.errors(p.decodeCommon())...)
-		l.errs = append(l.errs, p.errors(p.resolveAggregator())...)
+		l.errs = append(l.errs, p.errors(aggregatorWindow(p.Aggregator))...)
 	}
 }

@@ -15,8 +15,12 @@ type ProcessorConfig struct {
 	// both.
 	Plugin           morse.Processor
 	AfterAggregators morse.Processor
-	Filter           *filter.Filter // nil when the processor has no filter
-	Source           string         // "file:line" of the table's header, for logs
+	// Filter is compiled from Common.Filter by Load and Resolve; a program may set it
+	// instead, with Common.Filter left empty. nil passes everything.
+	Filter *filter.Filter
+	Source string // "file:line" of the table's header, or "code", for logs
+
+	compiledFilter // set by Config.Resolve
 }
 
 // AggregatorConfig is one configured aggregator.
@@ -24,12 +28,17 @@ type AggregatorConfig struct {
 	Name   string           // the NAME of [[aggregators.NAME]]
 	Common AggregatorCommon // the options every aggregator has
 	Plugin morse.Aggregator
-	Filter *filter.Filter // nil when the aggregator has no filter
-	Source string         // "file:line" of the table's header, for logs
+	// Filter is compiled from Common.Filter by Load and Resolve; a program may set it
+	// instead, with Common.Filter left empty. nil passes everything.
+	Filter *filter.Filter
+	Source string // "file:line" of the table's header, or "code", for logs
+
+	compiledFilter // set by Config.Resolve
 }
 
 // AddProcessor appends a processor, which then runs both on what the inputs gather and on
-// the aggregators' summaries, and returns it for further changes.
+// the aggregators' summaries, and returns it for further changes to its Common options,
+// which Config.Resolve checks as a file's.
 func (c *Config) AddProcessor(name string, p morse.Processor) *ProcessorConfig {
 	pc := &ProcessorConfig{Name: name, Plugin: p, AfterAggregators: p, Source: "code"}
 	c.Processors = append(c.Processors, pc)
@@ -37,7 +46,8 @@ func (c *Config) AddProcessor(name string, p morse.Processor) *ProcessorConfig {
 }
 
 // AddAggregator appends an aggregator with Telegraf's default window (a 30 s period pushed
-// 100 ms after it ends) and returns it for further changes.
+// 100 ms after it ends) and returns it for further changes to its Common options, which
+// Config.Resolve checks as a file's (a period that is not positive is refused).
 func (c *Config) AddAggregator(name string, a morse.Aggregator) *AggregatorConfig {
 	ac := &AggregatorConfig{Name: name, Plugin: a, Common: DefaultAggregatorCommon(), Source: "code"}
 	c.Aggregators = append(c.Aggregators, ac)
@@ -57,7 +67,7 @@ func buildProcessor(reg *morse.Registry, p *Plugin) (*ProcessorConfig, Errors) {
 	f, ferrs := buildFilter(p, p.Processor.Filter)
 	errs = append(errs, ferrs...)
 	return &ProcessorConfig{Name: p.Name, Common: p.Processor, Plugin: plugin, AfterAggregators: after,
-		Filter: f, Source: p.Source()}, errs
+		Filter: f, Source: p.Source(), compiledFilter: compiledFilter{compiled: f, from: p.Processor.Filter}}, errs
 }
 
 func buildAggregator(reg *morse.Registry, p *Plugin) (*AggregatorConfig, Errors) {
@@ -69,5 +79,6 @@ func buildAggregator(reg *morse.Registry, p *Plugin) (*AggregatorConfig, Errors)
 	errs := preparePlugin(p, plugin)
 	f, ferrs := buildFilter(p, p.Aggregator.Filter)
 	errs = append(errs, ferrs...)
-	return &AggregatorConfig{Name: p.Name, Common: p.Aggregator, Plugin: plugin, Filter: f, Source: p.Source()}, errs
+	return &AggregatorConfig{Name: p.Name, Common: p.Aggregator, Plugin: plugin, Filter: f, Source: p.Source(),
+		compiledFilter: compiledFilter{compiled: f, from: p.Aggregator.Filter}}, errs
 }

@@ -97,3 +97,75 @@ func TestLoadProcessingProblems(t *testing.T) {
 		"p.conf:7: aggregators.nosuch: unknown aggregator plugin\n"+
 		"p.conf:8: processors.tag.tag: is required")
 }
+
+// TestCodeBuiltAggregatorIsValidated: Resolve checks a code-built aggregator's window as
+// Load checks a file's, with the same words, keyed by the field's path.
+func TestCodeBuiltAggregatorIsValidated(t *testing.T) {
+	cfg := DefaultConfig()
+	ac := cfg.AddAggregator("count", &countAggregator{})
+	require.NoError(t, cfg.Resolve(), "AddAggregator's default window is valid")
+	ac.Common.Period, ac.Common.Delay, ac.Common.Grace = 0, morse.Duration(-time.Second), morse.Duration(-2*time.Second)
+	cfg.Aggregators = append(cfg.Aggregators, &AggregatorConfig{Name: "count", Plugin: &countAggregator{},
+		Common: DefaultAggregatorCommon(), Source: "code"})
+	cfg.Aggregators[1].Common.Period = morse.Duration(-time.Minute)
+	require.EqualError(t, cfg.Resolve(), ""+
+		"code: aggregators[0].delay: must not be negative, got -1s\n"+
+		"code: aggregators[0].grace: must not be negative, got -2s\n"+
+		"code: aggregators[0].period: must be positive, got 0s\n"+
+		"code: aggregators[1].period: must be positive, got -1m0s")
+
+	_, err := Load(Options{Registry: processingRegistry(t), Sources: []Source{{Name: "p.conf", Data: []byte(`[[aggregators.count]]
+  period = "0s"
+  delay = "-1s"
+  grace = "-2s"
+`)}}})
+	require.EqualError(t, err, ""+
+		"p.conf:2: aggregators.count.period: must be positive, got 0s\n"+
+		"p.conf:3: aggregators.count.delay: must not be negative, got -1s\n"+
+		"p.conf:4: aggregators.count.grace: must not be negative, got -2s")
+}
+
+// TestCodeBuiltProcessingPluginsAreChecked: a nil processor or aggregator, and an instance
+// that two plugins share, are refused as they are for inputs and outputs; the processor's
+// own instance after aggregators, as AddProcessor sets it, is not a second use.
+func TestCodeBuiltProcessingPluginsAreChecked(t *testing.T) {
+	cfg := DefaultConfig()
+	shared := &tagProcessor{Tag: "a"}
+	cfg.AddProcessor("tag", shared)
+	cfg.AddProcessor("tag", shared)
+	cfg.AddProcessor("tag", nil)
+	cfg.AddProcessor("tag", &tagProcessor{Tag: "b"}).AfterAggregators = shared
+	agg := &countAggregator{}
+	cfg.AddAggregator("count", agg)
+	cfg.AddAggregator("count", agg)
+	cfg.AddAggregator("count", nil)
+	require.EqualError(t, cfg.Resolve(), ""+ // sorted by path
+		"code: aggregators[1]: is the same plugin instance as aggregators[0]: give each one an instance of its own\n"+
+		"code: aggregators[2]: the plugin is nil\n"+
+		"code: processors[1]: is the same plugin instance as processors[0]: give each one an instance of its own\n"+
+		"code: processors[2]: the plugin is nil\n"+
+		"code: processors[3].AfterAggregators: is the same plugin instance as processors[0]: give each one an instance of its own")
+}
+
+// TestCodeBuiltProcessingFiltersAreCompiled: Resolve compiles the Common.Filter of a
+// code-built processor and aggregator, as Load compiles a file's, and refuses a bad pattern
+// with its path.
+func TestCodeBuiltProcessingFiltersAreCompiled(t *testing.T) {
+	cfg := DefaultConfig()
+	pc := cfg.AddProcessor("tag", &tagProcessor{Tag: "a"})
+	pc.Common.Filter.NamePass = []string{"cpu"}
+	ac := cfg.AddAggregator("count", &countAggregator{})
+	ac.Common.Filter.NameDrop = []string{"cpu"}
+	require.NoError(t, cfg.Resolve())
+	cpu := morse.NewMetric("cpu", nil, []morse.Field{{Key: "v", Value: morse.Int(1)}}, time.Unix(0, 0))
+	mem := cpu.WithName("mem")
+	require.NotNil(t, pc.Filter)
+	require.True(t, pc.Filter.Selects(cpu))
+	require.False(t, pc.Filter.Selects(mem))
+	require.NotNil(t, ac.Filter)
+	require.False(t, ac.Filter.Selects(cpu))
+	require.True(t, ac.Filter.Selects(mem))
+
+	ac.Common.Filter.NameDrop = []string{"cpu["}
+	require.ErrorContains(t, cfg.Resolve(), "code: aggregators[0].namedrop: ")
+}

@@ -11,12 +11,18 @@ import (
 	"github.com/morse-agent/morse/filter"
 )
 
-// resolved is what Config.Resolve computes for a plugin.
+// resolved is what Config.Resolve computes for an input or output.
 type resolved struct {
-	identity string         // see InputConfig.Identity
-	compiled *filter.Filter // the Filter that Load or Resolve compiled from Common.Filter
-	from     filter.Config  // what compiled was compiled from
-	interval time.Duration  // an input's effective gather interval
+	compiledFilter
+	identity string        // see InputConfig.Identity
+	interval time.Duration // an input's effective gather interval
+}
+
+// compiledFilter is the Filter that Load or Resolve compiled from a plugin's Common.Filter,
+// and what it was compiled from, so that a later Resolve tells it from one the program set.
+type compiledFilter struct {
+	compiled *filter.Filter
+	from     filter.Config
 }
 
 // Identity says which plugin this is across a reload: a reload keeps the running input, and
@@ -32,12 +38,14 @@ func (ic *InputConfig) Identity() string { return ic.identity }
 func (oc *OutputConfig) Identity() string { return oc.identity }
 
 // Resolve computes what every input and output runs with (the effective interval, flush
-// and buffer settings, from its Common options over c.Agent), checks them by the rules that
-// Load applies to a file, compiles Common.Filter, and computes each plugin's Identity. Load,
-// NewAgent and every reload call it, so a program that builds a config in code may change
-// c.Agent or a plugin's Common at any point before the agent starts, and every setting it
-// makes either takes effect or is refused. Each problem is an Error whose key is the path of
-// the field at fault, such as "outputs[0].flush_interval", after the plugin's Source.
+// and buffer settings, from its Common options over c.Agent), checks every plugin's Common
+// options by the rules that Load applies to a file (an aggregator's window too), compiles
+// each Common.Filter, and computes each input's and output's Identity. Load, NewAgent and
+// every reload call it, so a program that builds a config in code may change c.Agent or a
+// plugin's Common at any point before the agent starts, and every setting it makes either
+// takes effect or is refused. A nil plugin, and an instance that two plugins of the config
+// share, are refused. Each problem is an Error whose key is the path of the field at fault,
+// such as "outputs[0].flush_interval" or "aggregators[0].period", after the plugin's Source.
 func (c *Config) Resolve() error {
 	var errs Errors
 	for _, e := range c.Agent.Validate() {
@@ -45,6 +53,16 @@ func (c *Config) Resolve() error {
 		errs = append(errs, e)
 	}
 	instances := map[string]string{}
+	errs = append(errs, c.resolveInputs(instances)...)
+	errs = append(errs, c.resolveOutputs(instances)...)
+	errs = append(errs, c.resolveProcessors(instances)...)
+	errs = append(errs, c.resolveAggregators(instances)...)
+	return errs.Err()
+}
+
+// resolveInputs computes each input's interval, filter and Identity.
+func (c *Config) resolveInputs(instances map[string]string) Errors {
+	var errs Errors
 	for i, ic := range c.Inputs {
 		at := indexPath(KindInputs, i)
 		if perrs := checkInstance(instances, ic.Plugin, ic.Source, at); perrs != nil {
@@ -54,11 +72,18 @@ func (c *Config) Resolve() error {
 		iv, probs := inputInterval(ic.Common, c.Agent)
 		errs = append(errs, placeAt(ic.Source, at, probs)...)
 		var ferrs Errors
-		ic.Filter, ferrs = ic.resolved.filter(ic.Filter, ic.Common.Filter, ic.Source, at)
+		ic.Filter, ferrs = ic.filter(ic.Filter, ic.Common.Filter, ic.Source, at)
 		errs = append(errs, ferrs...)
 		ic.interval = iv
-		ic.identity = identity(ic.Name, ic.Fingerprint, ic.Plugin, ic.Common, ic.resolved.own(ic.Filter), iv)
+		ic.identity = identity(ic.Name, ic.Fingerprint, ic.Plugin, ic.Common, ic.own(ic.Filter), iv)
 	}
+	return errs
+}
+
+// resolveOutputs computes each output's settings, filter and Identity, and refuses a
+// dead_letter_file that an earlier output already names.
+func (c *Config) resolveOutputs(instances map[string]string) Errors {
+	var errs Errors
 	deadLetters := map[string]string{}
 	for i, oc := range c.Outputs {
 		at := indexPath(KindOutputs, i)
@@ -69,7 +94,7 @@ func (c *Config) Resolve() error {
 		s, probs := outputSettings(oc.Common, c.Agent)
 		errs = append(errs, placeAt(oc.Source, at, probs)...)
 		var ferrs Errors
-		oc.Filter, ferrs = oc.resolved.filter(oc.Filter, oc.Common.Filter, oc.Source, at)
+		oc.Filter, ferrs = oc.filter(oc.Filter, oc.Common.Filter, oc.Source, at)
 		errs = append(errs, ferrs...)
 		if path := oc.Common.DeadLetterFile; path != "" {
 			if first, ok := deadLetters[DeadLetterKey(path)]; ok {
@@ -79,14 +104,60 @@ func (c *Config) Resolve() error {
 			deadLetters[DeadLetterKey(path)] = at
 		}
 		oc.settings = s
-		oc.identity = identity(oc.Name, oc.Fingerprint, oc.Plugin, oc.Common, oc.resolved.own(oc.Filter),
+		oc.identity = identity(oc.Name, oc.Fingerprint, oc.Plugin, oc.Common, oc.own(oc.Filter),
 			s.FlushInterval, s.FlushJitter, s.BatchSize, s.BufferLimit)
 	}
-	return errs.Err()
+	return errs
 }
 
-// checkInstance refuses a nil plugin and a plugin instance that an earlier input or output
-// of the config already is: one instance cannot serve two writers or gather loops, which
+// resolveProcessors checks each processor's instances and compiles its filter. The
+// instance after aggregators may be the processor's own one, as AddProcessor makes it, or
+// nil, when the processor serves both streams; another processor's is refused.
+func (c *Config) resolveProcessors(instances map[string]string) Errors {
+	var errs Errors
+	for i, pc := range c.Processors {
+		at := indexPath(KindProcessors, i)
+		if perrs := checkInstance(instances, pc.Plugin, pc.Source, at); perrs != nil {
+			errs = append(errs, perrs...)
+			continue
+		}
+		if pc.AfterAggregators != nil && !sameInstance(pc.AfterAggregators, pc.Plugin) {
+			errs = append(errs, checkInstance(instances, pc.AfterAggregators, pc.Source, joinPath(at, "AfterAggregators"))...)
+		}
+		var ferrs Errors
+		pc.Filter, ferrs = pc.filter(pc.Filter, pc.Common.Filter, pc.Source, at)
+		errs = append(errs, ferrs...)
+	}
+	return errs
+}
+
+// resolveAggregators checks each aggregator's instance and window and compiles its filter.
+func (c *Config) resolveAggregators(instances map[string]string) Errors {
+	var errs Errors
+	for i, ac := range c.Aggregators {
+		at := indexPath(KindAggregators, i)
+		if perrs := checkInstance(instances, ac.Plugin, ac.Source, at); perrs != nil {
+			errs = append(errs, perrs...)
+			continue
+		}
+		errs = append(errs, placeAt(ac.Source, at, aggregatorWindow(ac.Common))...)
+		var ferrs Errors
+		ac.Filter, ferrs = ac.filter(ac.Filter, ac.Common.Filter, ac.Source, at)
+		errs = append(errs, ferrs...)
+	}
+	return errs
+}
+
+// sameInstance reports whether a and b are the one instance: equal references, not merely
+// equal values.
+func sameInstance(a, b any) bool {
+	ka, ok := instanceKey(a)
+	kb, _ := instanceKey(b)
+	return ok && ka == kb
+}
+
+// checkInstance refuses a nil plugin and a plugin instance that an earlier plugin of the
+// config already is: one instance cannot serve two writers or gather loops, which
 // would call it concurrently and close it under each other.
 func checkInstance(seen map[string]string, plugin any, source, at string) Errors {
 	if plugin == nil || reflect.ValueOf(plugin).Kind() == reflect.Pointer && reflect.ValueOf(plugin).IsNil() {
@@ -107,7 +178,7 @@ func checkInstance(seen map[string]string, plugin any, source, at string) Errors
 // filter compiles common into the plugin's Filter. A Filter that the program set itself
 // is kept when common is empty, and refused when it is not, since one of the two would be
 // ignored.
-func (r *resolved) filter(set *filter.Filter, common filter.Config, source, at string) (*filter.Filter, Errors) {
+func (r *compiledFilter) filter(set *filter.Filter, common filter.Config, source, at string) (*filter.Filter, Errors) {
 	if common.IsEmpty() {
 		if set == r.compiled { // compiled from a Common.Filter that is now empty
 			set = nil
@@ -136,7 +207,7 @@ func (r *resolved) filter(set *filter.Filter, common filter.Config, source, at s
 
 // own is f when the program set it, nil when it was compiled from Common.Filter, which
 // the identity holds already.
-func (r *resolved) own(f *filter.Filter) *filter.Filter {
+func (r *compiledFilter) own(f *filter.Filter) *filter.Filter {
 	if f == r.compiled {
 		return nil
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/morse-agent/morse"
 )
 
-// The effective settings of a plugin are computed by the two functions of this file from
-// its Common options over the [agent] table, and only there: the file loader calls them to
+// The effective settings of a plugin are computed by the functions of this file from its
+// Common options over the [agent] table, and only there: the file loader calls them to
 // place each problem on its line, and Config.Resolve calls them for every config, a file's
 // or one built in code, so that a setting means the same wherever it was written.
 
@@ -115,6 +115,25 @@ func negativeOutputOptions(c OutputCommon) []problem {
 	}{{"metric_batch_size", c.MetricBatchSize}, {"metric_buffer_limit", c.MetricBufferLimit}, {"dead_letter_max_size", int(c.DeadLetterMaxSize)}} {
 		if n.v < 0 {
 			probs = append(probs, problem{n.key, "must not be negative, got " + itoa(n.v)})
+		}
+	}
+	return probs
+}
+
+// aggregatorWindow reports the problems of an aggregator's window options, each keyed by
+// the option's name: a period that is not positive would push without end, a negative delay
+// would push a window before it ends, and a negative grace would refuse the window's start.
+func aggregatorWindow(c AggregatorCommon) []problem {
+	var probs []problem
+	if c.Period <= 0 {
+		probs = append(probs, problem{"period", "must be positive, got " + c.Period.String()})
+	}
+	for _, d := range []struct {
+		key string
+		v   morse.Duration
+	}{{"delay", c.Delay}, {"grace", c.Grace}} {
+		if d.v < 0 {
+			probs = append(probs, problem{d.key, "must not be negative, got " + d.v.String()})
 		}
 	}
 	return probs
