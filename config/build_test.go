@@ -350,3 +350,26 @@ func TestErrorsAreSorted(t *testing.T) {
 		return a.Line - b.Line
 	}))
 }
+
+// TestCodeBuiltPluginValidates: a plugin built in code validates itself in Resolve, as a
+// file's does when it is loaded, each problem under the field's path and all of them in one
+// run, with the settings' problems of the same plugin; a file's plugin is not asked again.
+func TestCodeBuiltPluginValidates(t *testing.T) {
+	cfg := DefaultConfig()
+	oc := cfg.AddOutput("fakeout", &cfgTestOutput{Retries: -1})
+	oc.Common.MetricBatchSize = -1
+	cfg.AddOutput("nullout", cfgNullOutput{})
+	cfg.AddOutput("fakeout", &cfgTestOutput{URL: "http://127.0.0.1:8086"})
+	err := cfg.Resolve()
+	require.Error(t, err)
+	msg := err.Error()
+	require.Contains(t, msg, "code: outputs[0].url: is required")
+	require.Contains(t, msg, "code: outputs[0].retries: must not be negative")
+	require.Contains(t, msg, "code: outputs[0].metric_batch_size:")
+	require.NotContains(t, msg, "outputs[1]")
+	require.NotContains(t, msg, "outputs[2]")
+
+	fixed := DefaultConfig()
+	fixed.AddOutput("fakeout", &cfgTestOutput{URL: "http://127.0.0.1:8086"})
+	require.NoError(t, fixed.Resolve())
+}

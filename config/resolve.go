@@ -69,6 +69,7 @@ func (c *Config) resolveInputs(instances map[string]string) Errors {
 			errs = append(errs, perrs...)
 			continue
 		}
+		errs = append(errs, validateCode(ic.Plugin, ic.Source, at)...)
 		iv, probs := inputInterval(ic.Common, c.Agent)
 		errs = append(errs, placeAt(ic.Source, at, probs)...)
 		var ferrs Errors
@@ -91,6 +92,7 @@ func (c *Config) resolveOutputs(instances map[string]string) Errors {
 			errs = append(errs, perrs...)
 			continue
 		}
+		errs = append(errs, validateCode(oc.Plugin, oc.Source, at)...)
 		s, probs := outputSettings(oc.Common, c.Agent)
 		errs = append(errs, placeAt(oc.Source, at, probs)...)
 		var ferrs Errors
@@ -121,6 +123,7 @@ func (c *Config) resolveProcessors(instances map[string]string) Errors {
 			errs = append(errs, perrs...)
 			continue
 		}
+		errs = append(errs, validateCode(pc.Plugin, pc.Source, at)...)
 		if pc.AfterAggregators != nil && !sameInstance(pc.AfterAggregators, pc.Plugin) {
 			errs = append(errs, checkInstance(instances, pc.AfterAggregators, pc.Source, joinPath(at, "AfterAggregators"))...)
 		}
@@ -140,6 +143,7 @@ func (c *Config) resolveAggregators(instances map[string]string) Errors {
 			errs = append(errs, perrs...)
 			continue
 		}
+		errs = append(errs, validateCode(ac.Plugin, ac.Source, at)...)
 		errs = append(errs, placeAt(ac.Source, at, aggregatorWindow(ac.Common))...)
 		var ferrs Errors
 		ac.Filter, ferrs = ac.filter(ac.Filter, ac.Common.Filter, ac.Source, at)
@@ -173,6 +177,38 @@ func checkInstance(seen map[string]string, plugin any, source, at string) Errors
 	}
 	seen[key] = at
 	return nil
+}
+
+// validateCode lets a plugin built in code validate itself, as the loader lets a file's
+// plugin once its table decoded (preparePlugin), so that a program's settings are refused
+// with the field's path, such as "outputs[0].urls", as a file's are with its line. A
+// plugin whose Source names a file was validated when it was built; one that a program put
+// in a config by hand, with no Source, is validated as one of AddOutput's.
+func validateCode(plugin any, source, at string) Errors {
+	v, ok := plugin.(morse.Validator)
+	if !ok || (source != "code" && source != "") { // a file's: validated when it was built
+		return nil
+	}
+	return placeAt(source, at, problemsOf(v.Validate()))
+}
+
+// problemsOf turns a plugin's Validate error into problems: each *morse.FieldError, also
+// inside errors.Join, under its key, anything else under the plugin itself.
+func problemsOf(err error) []problem {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []problem
+		for _, e := range joined.Unwrap() {
+			out = append(out, problemsOf(e)...)
+		}
+		return out
+	}
+	if fe, ok := errors.AsType[*morse.FieldError](err); ok {
+		return []problem{{fe.Key, fe.Err.Error()}}
+	}
+	return []problem{{"", err.Error()}}
 }
 
 // filter compiles common into the plugin's Filter. A Filter that the program set itself
