@@ -185,9 +185,19 @@ func (g *gate) hold() {
 // handed every metric over by then. On failure it sets g.err, and the answer is 503.
 func (g *gate) kept() error {
 	g.beforeWait = nil
+	if g.err == nil && g.budget <= g.waited && morse.WaitForDisk(doneCtx, g.acc) == nil {
+		return nil // the waits for room spent the budget, but nothing waits for a disk
+	}
 	g.waitOn(morse.WaitForDisk)
 	return g.err
 }
+
+// doneCtx is a context that has ended, for asking whether a wait would block.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // waitOn waits on the accumulator with what is left of the budget; on failure it sets g.err.
 func (g *gate) waitOn(on func(context.Context, morse.Accumulator) error) {
