@@ -15,8 +15,9 @@ import (
 // healthy, and the owner does not hold it. It closes when a healthy consumer's backlog
 // reaches the high-water mark and opens again when the backlog falls to the low-water mark,
 // the consumer stops being healthy, or the gate is disabled. A hold (Hold) closes it
-// whatever the backlog and the consumer's health, until it is released or the gate disabled. Its methods are safe for concurrent use; Observe and Wait cost two
-// atomic loads while nothing changes, so they may be called for every few metrics.
+// whatever the backlog and the consumer's health, until it is released or the gate
+// disabled. Its methods are safe for concurrent use; Observe and Wait cost two atomic loads
+// while nothing changes, so they may be called for every few metrics.
 type Gate struct {
 	high, low int
 	level     func() int // the backlog's size now, read under mu on a change
@@ -29,6 +30,10 @@ type Gate struct {
 
 	mu     sync.Mutex
 	opened chan struct{} // closed when the gate opens; a new one each time it closes
+	// unheld is closed when a hold ends (released or the gate disabled); a new one each
+	// time a hold begins. It is apart from opened because a released gate may stay closed
+	// on its backlog, and WaitReleased must not wait for that.
+	unheld chan struct{}
 }
 
 // New returns an open gate that closes at high and opens again at low (low < high). level
@@ -38,9 +43,11 @@ type Gate struct {
 // consumer starts healthy: until an attempt fails it is taken to keep up, so that a sender
 // that outruns a slow sink from the first moment is held back too.
 func New(high, low int, level func() int, onClose func()) *Gate {
-	g := &Gate{high: high, low: low, level: level, onClose: onClose, opened: make(chan struct{})}
+	g := &Gate{high: high, low: low, level: level, onClose: onClose,
+		opened: make(chan struct{}), unheld: make(chan struct{})}
 	g.healthy.Store(true)
 	close(g.opened)
+	close(g.unheld)
 	return g
 }
 
@@ -75,6 +82,11 @@ func (g *Gate) Hold(on bool) {
 		g.mu.Unlock()
 		return
 	}
+	if on {
+		g.unheld = make(chan struct{})
+	} else if !g.disabled.Load() {
+		close(g.unheld)
+	}
 	closedNow := g.decide()
 	g.mu.Unlock()
 	if closedNow && g.onClose != nil {
@@ -89,25 +101,27 @@ func (g *Gate) Held() bool { return g.held.Load() && !g.disabled.Load() }
 // until the hold is released, the gate is disabled or ctx ends, and then returns ctx's error.
 // Unlike Wait it does not wait for the backlog.
 func (g *Gate) WaitReleased(ctx context.Context) error {
-	for g.Held() {
-		g.mu.Lock()
-		ch, held := g.opened, g.Held() && g.closed.Load()
-		g.mu.Unlock()
-		if !held {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if !g.Held() {
+		return nil
 	}
-	return nil
+	g.mu.Lock()
+	ch := g.unheld
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Disable opens the gate for good, for a consumer that is shutting down.
 func (g *Gate) Disable() {
-	g.disabled.Store(true)
+	g.mu.Lock()
+	if !g.disabled.Swap(true) && g.held.Load() {
+		close(g.unheld) // a held gate's waiters are let go; a later release must not close it again
+	}
+	g.mu.Unlock()
 	g.update()
 }
 
