@@ -1,7 +1,6 @@
 package dataformat
 
 import (
-	"bytes"
 	"errors"
 	"time"
 
@@ -51,7 +50,7 @@ func (j serializedJSON) Parse(data []byte, emit func(morse.Metric)) error {
 	entry := parsers.EntryError{Err: je.First}
 	var se *json.SyntaxError
 	if errors.As(je.First, &se) {
-		entry.Line, entry.Column = position(data, se.Offset)
+		entry.Line, entry.Column = parsers.Position(data, se.Offset)
 	}
 	return &parsers.Error{Refused: je.Skipped, Entries: []parsers.EntryError{entry}}
 }
@@ -67,12 +66,4 @@ func (m msgpackEntries) Parse(data []byte, emit func(morse.Metric)) error {
 		return err
 	}
 	return &parsers.Error{Refused: me.Skipped, Entries: []parsers.EntryError{{Err: me.First}}}
-}
-
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, offset int) (line, column int) {
-	offset = min(max(offset, 0), len(data))
-	before := data[:offset]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	return line, offset - bytes.LastIndexByte(before, '\n')
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/logfmt"
+	"github.com/morse-agent/morse/plugins/parsers/value"
 )
 
 // Default is the data_format of an input that sets none, as in Telegraf.
@@ -31,6 +33,8 @@ type Config struct {
 	DataFormat string `toml:"data_format"`
 
 	Influx
+	Value
+	Logfmt
 	SerializedJSON
 }
 
@@ -39,6 +43,10 @@ type Config struct {
 type (
 	// Influx is the options of data_format "influx".
 	Influx = influx.Options
+	// Value is the options of data_format "value".
+	Value = value.Options
+	// Logfmt is the options of data_format "logfmt".
+	Logfmt = logfmt.Options
 )
 
 // validator is what each format's Options has.

@@ -139,4 +139,36 @@ func TestEveryFormatKeepsGoodEntries(t *testing.T) {
 	require.Equal(t, 1, pe.Refused)
 	require.Equal(t, 3, pe.Entries[0].Line)
 	require.Equal(t, 10, pe.Entries[0].Column)
+
+	got, err = parse(t, dataformat.Config{DataFormat: "logfmt", Logfmt: dataformat.Logfmt{LogfmtTagKeys: []string{"host"}}},
+		"host=a x=1\ny=\"\nhost=b x=2\n")
+	require.Equal(t, []string{"test,host=a x=1i 7000000000", "test,host=b x=2i 7000000000"}, got)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 2, pe.Entries[0].Line)
+
+	got, err = parse(t, dataformat.Config{DataFormat: "value", Value: dataformat.Value{DataType: "integer"}}, "12\n13x\n")
+	require.Empty(t, got)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 2, pe.Entries[0].Line)
+}
+
+// TestLoadValueOptions: the options of a registered format are known keys and validated
+// when it is chosen, and refused when another is.
+func TestLoadValueOptions(t *testing.T) {
+	in, err := load(t, `[[inputs.fmt]]
+  files = ["a"]
+  data_format = "value"
+  data_type = "float"
+  value_field_name = "temp"`)
+	require.NoError(t, err)
+	require.Equal(t, dataformat.Value{DataType: "float", ValueFieldName: "temp"}, in.Value)
+
+	_, err = load(t, `[[inputs.fmt]]
+  files = ["a"]
+  data_format = "value"
+  data_type = "decimal"
+  logfmt_tag_keys = ["a"]`)
+	require.EqualError(t, err, ""+
+		"t.conf:4: inputs.fmt.data_type: unknown data type \"decimal\": use \"integer\", \"float\", \"string\", \"base64\", \"boolean\", \"auto_integer\" or \"auto_float\"\n"+
+		"t.conf:5: inputs.fmt.logfmt_tag_keys: is an option of data_format \"logfmt\", not of \"value\"")
 }

@@ -3,7 +3,9 @@ package dataformat
 import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
+	"github.com/morse-agent/morse/plugins/parsers/value"
 )
 
 // formats is every data format that NewParser builds. A format is added with one line that
@@ -21,6 +23,7 @@ var formats = []format{
 		},
 	},
 	{
+		// The serializers' JSON shape, until Telegraf's json parser takes this name.
 		name:    "json",
 		options: func(c *Config) validator { return &c.SerializedJSON },
 		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
@@ -28,9 +31,23 @@ var formats = []format{
 		},
 	},
 	{
+		name:    "logfmt",
+		options: func(c *Config) validator { return &c.Logfmt },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return logfmt.New(c.Logfmt, s)
+		},
+	},
+	{
 		name: "msgpack",
 		build: func(_ *Config, s parsers.Settings) (parsers.Parser, error) {
 			return msgpackEntries{&msgpack.Parser{Now: s.Now}}, nil
+		},
+	},
+	{
+		name:    "value",
+		options: func(c *Config) validator { return &c.Value },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return value.New(c.Value, s)
 		},
 	},
 }
