@@ -93,24 +93,7 @@ func (o *Options) Validate() error {
 			bad(c.key, "%d is negative", c.n)
 		}
 	}
-	comma := ','
-	if utf8.RuneCountInString(o.Delimiter) > 1 {
-		bad("csv_delimiter", "%q is not a single character", o.Delimiter)
-	} else if o.Delimiter != "" {
-		if r, _ := utf8.DecodeRuneInString(o.Delimiter); validDelim(r) {
-			comma = r
-		}
-	}
-	if utf8.RuneCountInString(o.Comment) > 1 {
-		bad("csv_comment", "%q is not a single character", o.Comment)
-	} else if o.Comment != "" {
-		switch r, _ := utf8.DecodeRuneInString(o.Comment); {
-		case !validDelim(r):
-			bad("csv_comment", "%q cannot mark comments (NUL, a quote or a line ending)", o.Comment)
-		case r == comma:
-			bad("csv_comment", "%q is also the delimiter", o.Comment)
-		}
-	}
+	checkCharacters(o.Delimiter, o.Comment, bad)
 	if len(o.ColumnNames) > 0 && len(o.ColumnTypes) > 0 && len(o.ColumnNames) != len(o.ColumnTypes) {
 		bad("csv_column_types", "%d types for %d csv_column_names", len(o.ColumnTypes), len(o.ColumnNames))
 	}
@@ -140,6 +123,29 @@ func (o *Options) Validate() error {
 		bad("csv_reset_mode", "%q is not %q or %q", o.ResetMode, ResetNone, ResetAlways)
 	}
 	return errors.Join(errs...)
+}
+
+// checkCharacters checks csv_delimiter and csv_comment: one character each, a comment
+// character that encoding/csv takes and that is not the delimiter.
+func checkCharacters(delimiter, comment string, bad func(key, format string, args ...any)) {
+	comma := ','
+	if utf8.RuneCountInString(delimiter) > 1 {
+		bad("csv_delimiter", "%q is not a single character", delimiter)
+	} else if delimiter != "" {
+		if r, _ := utf8.DecodeRuneInString(delimiter); validDelim(r) {
+			comma = r
+		}
+	}
+	if utf8.RuneCountInString(comment) > 1 {
+		bad("csv_comment", "%q is not a single character", comment)
+	} else if comment != "" {
+		switch r, _ := utf8.DecodeRuneInString(comment); {
+		case !validDelim(r):
+			bad("csv_comment", "%q cannot mark comments (NUL, a quote or a line ending)", comment)
+		case r == comma:
+			bad("csv_comment", "%q is also the delimiter", comment)
+		}
+	}
 }
 
 // colType is a declared column type.

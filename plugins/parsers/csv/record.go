@@ -38,22 +38,50 @@ func (b *builder) row(record []string) {
 	p := b.p
 	b.n = len(record)
 	skip := min(p.o.SkipColumns, len(record))
-	record = record[skip:]
-	tags, fields := b.tags[:0], b.fields[:0]
+	b.tags, b.fields = b.tags[:0], b.fields[:0]
 	if p.o.TagOverwrite {
-		tags = append(tags, p.st.meta...)
+		b.tags = append(b.tags, p.st.meta...)
 	}
-	name := p.settings.MetricName
-	stamp, stampAt := "", -1
-	refuse := func(i int, err error) {
-		b.refuse(i+skip, err)
-		b.tags, b.fields = tags, fields
+	r, err := b.columns(record[skip:])
+	if err != nil {
+		b.refuse(r.at+skip, err)
+		return
 	}
+	if !p.o.TagOverwrite {
+		b.tags = append(b.tags, p.st.meta...)
+	}
+	t, err := b.time(r.stamp, r.stampAt)
+	if err != nil {
+		b.refuse(max(r.stampAt, 0)+skip, err)
+		return
+	}
+	if len(b.fields) == 0 {
+		b.refuse(0, ErrNoFields)
+		return
+	}
+	b.emit(morse.NewMetric(r.name, clone(b.tags), clone(b.fields), t))
+}
+
+// rowInfo is what a row's columns give besides tags and fields.
+type rowInfo struct {
+	name    string // the metric's name
+	stamp   string // the timestamp column's value
+	stampAt int    // its column, -1 if the row has none
+	at      int    // the column of a value that refused the row
+}
+
+// columns adds the row's values (csv_skip_columns removed) to b.tags and b.fields by the
+// column plan, in Telegraf's order: a value in csv_skip_values is left out whatever its
+// column, then tag columns, the timestamp column, and fields (the measurement column's
+// value names the metric instead).
+func (b *builder) columns(values []string) (rowInfo, error) {
+	p := b.p
+	r := rowInfo{name: p.settings.MetricName, stampAt: -1}
 	for i, c := range p.st.plan {
-		if i >= len(record) {
+		if i >= len(values) {
 			break
 		}
-		v := record[i]
+		v := values[i]
 		if p.o.TrimSpace {
 			v = strings.Trim(v, " ")
 		}
@@ -65,43 +93,28 @@ func (b *builder) row(record []string) {
 			continue
 		case kindTag:
 			if v != "" { // line protocol has no empty tag value
-				tags = append(tags, morse.Tag{Key: c.name, Value: v})
+				b.tags = append(b.tags, morse.Tag{Key: c.name, Value: v})
 			}
 			continue
 		case kindTime:
-			stamp, stampAt = v, i
+			r.stamp, r.stampAt = v, i
 			if c.measurement && v != "" {
-				name = v
+				r.name = v
 			}
 			continue
 		}
 		val, err := c.convert(v)
 		if err != nil {
-			refuse(i, fmt.Errorf("column %q: %w", c.name, err))
-			return
+			r.at = i
+			return r, fmt.Errorf("column %q: %w", c.name, err)
 		}
-		if c.measurement {
-			if val.Type() != morse.TypeString || val.Str() != "" {
-				name = fmt.Sprint(val.Interface())
-			}
-			continue
+		if !c.measurement {
+			b.fields = setField(b.fields, c.name, val, p.st.dupNames)
+		} else if val.Type() != morse.TypeString || val.Str() != "" {
+			r.name = fmt.Sprint(val.Interface())
 		}
-		fields = setField(fields, c.name, val, p.st.dupNames)
 	}
-	if !p.o.TagOverwrite {
-		tags = append(tags, p.st.meta...)
-	}
-	t, err := b.time(stamp, stampAt)
-	if err != nil {
-		refuse(max(stampAt, 0), err)
-		return
-	}
-	if len(fields) == 0 {
-		refuse(0, ErrNoFields)
-		return
-	}
-	b.tags, b.fields = tags, fields
-	b.emit(morse.NewMetric(name, clone(tags), clone(fields), t))
+	return r, nil
 }
 
 // refuse counts the reader's last row as refused, placed at its field i.
