@@ -44,8 +44,6 @@ type File struct {
 	FileTag string `toml:"file_tag"`
 	// FilePathTag names a tag that receives the file's absolute path; empty adds none.
 	FilePathTag string `toml:"file_path_tag"`
-
-	parser parsers.Parser // built at the first gather
 }
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
@@ -97,11 +95,6 @@ func (f *File) Gather(_ context.Context, acc morse.Accumulator) error {
 	if err != nil {
 		return err
 	}
-	if f.parser == nil {
-		if f.parser, err = f.NewParser(parsers.Settings{MetricName: "file"}); err != nil {
-			return err
-		}
-	}
 	for _, g := range globs {
 		files := g.Match()
 		if len(files) == 0 {
@@ -122,6 +115,13 @@ func (f *File) gatherFile(name string, acc morse.Accumulator) {
 		return
 	}
 	data = Decode(f.CharacterEncoding, data)
+	// A parser per file and gather, as Telegraf's file input makes: a format that keeps
+	// state from payload to payload (csv's header rows) reads each file from its start.
+	parser, err := f.NewParser(parsers.Settings{MetricName: "file"})
+	if err != nil {
+		acc.AddError(err)
+		return
+	}
 	var tags []morse.Tag
 	if f.FileTag != "" {
 		tags = append(tags, morse.Tag{Key: f.FileTag, Value: filepath.Base(name)})
@@ -131,7 +131,7 @@ func (f *File) gatherFile(name string, acc morse.Accumulator) {
 			tags = append(tags, morse.Tag{Key: f.FilePathTag, Value: abs})
 		}
 	}
-	err = f.parser.Parse(data, func(m morse.Metric) {
+	err = parser.Parse(data, func(m morse.Metric) {
 		for _, t := range tags {
 			m = m.WithTag(t.Key, t.Value)
 		}

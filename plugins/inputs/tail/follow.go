@@ -29,10 +29,11 @@ const readChunk = 64 << 10
 type watcher struct {
 	tail *Tail
 	acc  morse.Accumulator
-	// influx is the line protocol parser, which reads a chunk of lines at once; parser is
-	// that of any other data_format, handed one line at a time as in Telegraf.
+	// influx is the line protocol parser, which reads a chunk of lines at once; newParser
+	// builds the parser of any other data_format, one per followed file as in Telegraf
+	// (csv's header rows are each file's), handed one line at a time.
 	influx    *influx.Parser
-	parser    parsers.Parser
+	newParser func() (parsers.Parser, error)
 	followers map[string]*follower
 	// consumed remembers how far files that were renamed away were read, so that a rotated
 	// file which still matches a pattern under its new name is not read twice. Entries
@@ -53,6 +54,7 @@ type consumedAt struct {
 // follower follows one path.
 type follower struct {
 	path    string
+	parser  parsers.Parser // of a data_format other than influx
 	f       *os.File
 	info    os.FileInfo // of the open file, to tell a new file under the same name
 	id      fileID
@@ -118,6 +120,14 @@ func (w *watcher) poll() {
 // follow starts following path, from its start or its end.
 func (w *watcher) follow(path string, fromStart bool) {
 	fl := &follower{path: path}
+	if w.newParser != nil {
+		p, err := w.newParser()
+		if err != nil { // not reached: Start built one with the same options
+			w.acc.AddError(fmt.Errorf("tail: %q: %w", path, err))
+			return
+		}
+		fl.parser = p
+	}
 	w.followers[path] = fl
 	w.open(fl, fromStart)
 }
@@ -265,14 +275,14 @@ func (w *watcher) lines(fl *follower, data []byte) {
 		}
 		return
 	}
-	w.eachLine(fl.path, chunk, at, emit)
+	w.eachLine(fl, chunk, at, emit)
 }
 
 // eachLine hands the lines of chunk, which starts at byte at of the file, to the parser
 // one at a time, without their line ending, and reports the refused ones with the byte
 // where their line starts.
-func (w *watcher) eachLine(path string, chunk []byte, at int64, emit func(morse.Metric)) {
-	lp, _ := w.parser.(parsers.LineParser)
+func (w *watcher) eachLine(fl *follower, chunk []byte, at int64, emit func(morse.Metric)) {
+	lp, _ := fl.parser.(parsers.LineParser)
 	var refused int
 	var msgs []string
 	for len(chunk) > 0 {
@@ -283,7 +293,7 @@ func (w *watcher) eachLine(path string, chunk []byte, at int64, emit func(morse.
 		if lp != nil {
 			err = lp.ParseLine(line, emit)
 		} else {
-			err = w.parser.Parse(line, emit)
+			err = fl.parser.Parse(line, emit)
 		}
 		if err != nil {
 			refused += parsers.Refused(err)
@@ -295,7 +305,7 @@ func (w *watcher) eachLine(path string, chunk []byte, at int64, emit func(morse.
 		chunk = chunk[i+1:]
 	}
 	if refused > 0 {
-		w.acc.AddError(fmt.Errorf("tail: %d entries refused in %q: %s", refused, path, strings.Join(msgs, "; ")))
+		w.acc.AddError(fmt.Errorf("tail: %d entries refused in %q: %s", refused, fl.path, strings.Join(msgs, "; ")))
 	}
 }
 

@@ -237,7 +237,7 @@ func newWatcher(t *Tail, acc morse.Accumulator) (*watcher, error) {
 	if e, ok := p.(influx.Entries); ok {
 		w.influx = e.Parser // chunks of lines at once, its fast path
 	} else {
-		w.parser = p
+		w.newParser = func() (parsers.Parser, error) { return t.NewParser(parsers.Settings{MetricName: "tail"}) }
 	}
 	return w, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
+	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/value"
@@ -35,6 +36,7 @@ type Config struct {
 	Influx
 	Value
 	Logfmt
+	CSV
 	SerializedJSON
 }
 
@@ -47,6 +49,8 @@ type (
 	Value = value.Options
 	// Logfmt is the options of data_format "logfmt".
 	Logfmt = logfmt.Options
+	// CSV is the options of data_format "csv".
+	CSV = csv.Options
 )
 
 // validator is what each format's Options has.

@@ -2,6 +2,7 @@ package dataformat
 
 import (
 	"github.com/morse-agent/morse/plugins/parsers"
+	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
@@ -11,6 +12,13 @@ import (
 // formats is every data format that NewParser builds. A format is added with one line that
 // embeds its Options in Config (through an alias, as Influx) and one entry here.
 var formats = []format{
+	{
+		name:    "csv",
+		options: func(c *Config) validator { return &c.CSV },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return csv.New(c.CSV, s)
+		},
+	},
 	{
 		name:    "influx",
 		options: func(c *Config) validator { return &c.Influx },
