@@ -7,7 +7,7 @@ import (
 	"github.com/morse-agent/morse"
 	common "github.com/morse-agent/morse/plugins/common/kafka"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
-	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/metricjson"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
 )
 
@@ -47,7 +47,7 @@ func (f *Format) validate() error {
 func (f *Format) parser(lines func() bool) (parseFunc, error) {
 	switch f.DataFormat {
 	case "json":
-		p := &json.Parser{TimestampUnits: time.Duration(f.JSONTimestampUnits), TimestampFormat: f.JSONTimestampFormat}
+		p := &metricjson.Parser{TimestampUnits: time.Duration(f.JSONTimestampUnits), TimestampFormat: f.JSONTimestampFormat}
 		return func(data []byte, emit func(morse.Metric)) error {
 			_, err := p.Parse(data, emit)
 			return err

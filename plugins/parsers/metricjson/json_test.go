@@ -1,4 +1,4 @@
-package json_test
+package metricjson_test
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
-	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/metricjson"
 )
 
 var now = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func parse(t testing.TB, p *json.Parser, in string) ([]testutil.Point, int, error) {
+func parse(t testing.TB, p *metricjson.Parser, in string) ([]testutil.Point, int, error) {
 	t.Helper()
 	if p.Now == nil {
 		p.Now = func() time.Time { return now }
@@ -39,36 +39,36 @@ func TestParse(t *testing.T) {
 	sec := int64(time.Second)
 	for _, tc := range []struct {
 		name string
-		p    json.Parser
+		p    metricjson.Parser
 		in   string
 		want []testutil.Point
 	}{
-		{"telegraf shape", json.Parser{}, `{"fields":{"a":1.5},"name":"m","tags":{"h":"x"},"timestamp":1700000000}`,
+		{"telegraf shape", metricjson.Parser{}, `{"fields":{"a":1.5},"name":"m","tags":{"h":"x"},"timestamp":1700000000}`,
 			[]testutil.Point{pt("m", []morse.Tag{{Key: "h", Value: "x"}}, 1700000000*sec, f("a", morse.Float(1.5)))}},
-		{"keys in any order, others ignored, white space", json.Parser{},
+		{"keys in any order, others ignored, white space", metricjson.Parser{},
 			"\n {\"extra\": [1, {\"x\": null}], \"timestamp\" : 2 , \"name\":\"m\",\t\"fields\":{\"a\":true} }\n",
 			[]testutil.Point{pt("m", nil, 2*sec, f("a", morse.Bool(true)))}},
-		{"number types by form", json.Parser{}, `{"name":"m","fields":{"i":1,"f":1.0,"e":1e3,"n":-0,"neg":-5,"u":18446744073709551615,"big":18446744073709551616,"E":2E-2},"timestamp":0}`,
+		{"number types by form", metricjson.Parser{}, `{"name":"m","fields":{"i":1,"f":1.0,"e":1e3,"n":-0,"neg":-5,"u":18446744073709551615,"big":18446744073709551616,"E":2E-2},"timestamp":0}`,
 			[]testutil.Point{pt("m", nil, 0, f("i", morse.Int(1)), f("f", morse.Float(1)), f("e", morse.Float(1000)), f("n", morse.Int(0)),
 				f("neg", morse.Int(-5)), f("u", morse.Uint(math.MaxUint64)), f("big", morse.Float(18446744073709551616)), f("E", morse.Float(0.02)))}},
-		{"null left out, nested kept as JSON text", json.Parser{}, `{"name":"m","fields":{"n":null,"o":{"b": [1, 2]},"a":[]},"timestamp":0}`,
+		{"null left out, nested kept as JSON text", metricjson.Parser{}, `{"name":"m","fields":{"n":null,"o":{"b": [1, 2]},"a":[]},"timestamp":0}`,
 			[]testutil.Point{pt("m", nil, 0, f("o", morse.String(`{"b":[1,2]}`)), f("a", morse.String(`[]`)))}},
-		{"escapes", json.Parser{}, `{"name":"m\u00e9\"\\\/","fields":{"s":"\ud83c\udf21 \ud800 \n\t\b\f\r"},"tags":{"k\u003c":"\u2028"},"timestamp":0}`,
+		{"escapes", metricjson.Parser{}, `{"name":"m\u00e9\"\\\/","fields":{"s":"\ud83c\udf21 \ud800 \n\t\b\f\r"},"tags":{"k\u003c":"\u2028"},"timestamp":0}`,
 			[]testutil.Point{pt("mé\"\\/", []morse.Tag{{Key: "k<", Value: "\u2028"}}, 0, f("s", morse.String("🌡 \ufffd \n\t\b\f\r")))}},
-		{"several objects, a batch and an array", json.Parser{},
+		{"several objects, a batch and an array", metricjson.Parser{},
 			`{"name":"a","fields":{"v":1},"timestamp":1}{"metrics":[{"name":"b","fields":{"v":2},"timestamp":2}]}` + "\n" + `[{"name":"c","fields":{"v":3},"timestamp":3}]`,
 			[]testutil.Point{pt("a", nil, sec, f("v", morse.Int(1))), pt("b", nil, 2*sec, f("v", morse.Int(2))), pt("c", nil, 3*sec, f("v", morse.Int(3)))}},
-		{"units", json.Parser{TimestampUnits: 15 * time.Millisecond}, `{"name":"m","fields":{"v":1},"timestamp":170000000012}`,
+		{"units", metricjson.Parser{TimestampUnits: 15 * time.Millisecond}, `{"name":"m","fields":{"v":1},"timestamp":170000000012}`,
 			[]testutil.Point{pt("m", nil, 1700000000120000000, f("v", morse.Int(1)))}},
-		{"fractional seconds", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":1.5}`,
+		{"fractional seconds", metricjson.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":1.5}`,
 			[]testutil.Point{pt("m", nil, 1500000000, f("v", morse.Int(1)))}},
-		{"RFC 3339 string", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14T22:13:20.5+01:00"}`,
+		{"RFC 3339 string", metricjson.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14T22:13:20.5+01:00"}`,
 			[]testutil.Point{pt("m", nil, 1699996400500000000, f("v", morse.Int(1)))}},
-		{"layout", json.Parser{TimestampFormat: "2006-01-02 15:04:05"}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14 22:13:20"}`,
+		{"layout", metricjson.Parser{TimestampFormat: "2006-01-02 15:04:05"}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14 22:13:20"}`,
 			[]testutil.Point{pt("m", nil, 1700000000*sec, f("v", morse.Int(1)))}},
-		{"no timestamp: now", json.Parser{}, `{"name":"m","fields":{"v":1}}`,
+		{"no timestamp: now", metricjson.Parser{}, `{"name":"m","fields":{"v":1}}`,
 			[]testutil.Point{pt("m", nil, now.UnixNano(), f("v", morse.Int(1)))}},
-		{"year 1 in seconds", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":-62135596800}`,
+		{"year 1 in seconds", metricjson.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":-62135596800}`,
 			[]testutil.Point{pt("m", nil, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), f("v", morse.Int(1)))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,13 +101,13 @@ func TestParseErrors(t *testing.T) {
 		{"control byte in a string", "{\"name\":\"a\x01\",\"fields\":{\"v\":1}}", 0, "control character"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, n, err := parse(t, &json.Parser{}, tc.in)
+			_, n, err := parse(t, &metricjson.Parser{}, tc.in)
 			require.Equal(t, tc.n, n)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
-	var se *json.SyntaxError
-	_, _, err := parse(t, &json.Parser{}, `{"name":"m",}`)
+	var se *metricjson.SyntaxError
+	_, _, err := parse(t, &metricjson.Parser{}, `{"name":"m",}`)
 	require.True(t, errors.As(err, &se))
 	require.Equal(t, 12, se.Offset)
 }
@@ -123,8 +123,8 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := (&json.Parser{Now: func() time.Time { return now }}).Parse(data, func(morse.Metric) {})
-		var se *json.SyntaxError
+		_, err := (&metricjson.Parser{Now: func() time.Time { return now }}).Parse(data, func(morse.Metric) {})
+		var se *metricjson.SyntaxError
 		syntaxErr := errors.As(err, &se)
 		if !syntaxErr {
 			dec := stdjson.NewDecoder(bytes.NewReader(data))
