@@ -124,6 +124,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteHandler$$' -fuzztime 30s ./plugins/inputs/influxdb_listener
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 30s ./internal/diskq
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/metricjson
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/json
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/msgpack
 
 clean:
