@@ -135,3 +135,22 @@ func TestInvalidJSON(t *testing.T) {
 	require.Equal(t, 1, pe.Refused)
 	require.Equal(t, fmt.Sprint(2, 8), fmt.Sprint(pe.Entries[0].Line, pe.Entries[0].Column))
 }
+
+// TestCounted counts what Telegraf drops without a word: metrics left with tags only, and
+// the elements after one that cannot be converted.
+func TestCounted(t *testing.T) {
+	o := json_v2.Options{JSONV2: []json_v2.Config{
+		{Tags: []json_v2.DataSet{{Path: "host"}}},
+		{Fields: []json_v2.DataSet{{Path: "list", Type: "int"}}},
+	}}
+	p, err := json_v2.New(o, parsers.Settings{MetricName: "file"})
+	require.NoError(t, err)
+	var got []string
+	err = p.Parse([]byte(`{"host": "a", "list": ["1", "x", "3"]}`), func(m morse.Metric) { got = append(got, canonical(m, false)) })
+	require.Equal(t, []string{"file list=1i 0\n"}, got)
+	var pe *parsers.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 2, pe.Refused)
+	require.ErrorContains(t, pe.Entries[0].Err, `unable to convert field "list" to type int`)
+	require.ErrorIs(t, pe.Entries[1].Err, json_v2.ErrNoFields)
+}
