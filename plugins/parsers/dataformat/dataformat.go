@@ -18,6 +18,8 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
@@ -35,6 +37,8 @@ type Config struct {
 	Influx
 	Value
 	Logfmt
+	JSON
+	JSONV2
 	SerializedJSON
 }
 
@@ -47,6 +51,10 @@ type (
 	Value = value.Options
 	// Logfmt is the options of data_format "logfmt".
 	Logfmt = logfmt.Options
+	// JSON is the options of data_format "json", Telegraf's flattening parser.
+	JSON = json.Options
+	// JSONV2 is the options of data_format "json_v2": its [[json_v2]] tables.
+	JSONV2 = json_v2.Options
 )
 
 // validator is what each format's Options has.

@@ -14,6 +14,7 @@ import (
 	"errors"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/glob"
 	"github.com/morse-agent/morse/plugins/parsers/internal/timeformat"
 )
 
@@ -56,10 +57,10 @@ func (o *Options) Validate() error {
 	if _, err := timeformat.LoadLocation(o.JSONTimezone); err != nil {
 		errs = append(errs, morse.Errorf("json_timezone", "%w", err))
 	}
-	if _, err := compileKeys("tag_keys", o.TagKeys); err != nil {
+	if _, err := glob.Compile("tag_keys", o.TagKeys); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := compileKeys("json_string_fields", o.JSONStringFields); err != nil {
+	if _, err := glob.Compile("json_string_fields", o.JSONStringFields); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/glob"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/internal/timeformat"
 )
@@ -41,8 +42,8 @@ type Parser struct {
 	name   string
 	clock  func() time.Time
 	loc    *time.Location
-	tags   *keys
-	strs   *keys
+	tags   *glob.Matcher
+	strs   *glob.Matcher
 	strict bool
 
 	// Per parse.
@@ -61,8 +62,8 @@ func New(o Options, s parsers.Settings) (*Parser, error) {
 	}
 	p := &Parser{o: o, name: s.MetricName, clock: s.Clock(), strict: o.strict()}
 	p.loc, _ = timeformat.LoadLocation(o.JSONTimezone)
-	p.tags, _ = compileKeys("tag_keys", o.TagKeys)
-	p.strs, _ = compileKeys("json_string_fields", o.JSONStringFields)
+	p.tags, _ = glob.Compile("tag_keys", o.TagKeys)
+	p.strs, _ = glob.Compile("json_string_fields", o.JSONStringFields)
 	return p, nil
 }
 
@@ -228,7 +229,7 @@ func (p *Parser) array(r *run, arr gjson.Result) bool {
 func (r *run) refuse(at int, text string, err error) {
 	e := parsers.EntryError{Err: err, Text: cut(text)}
 	if r.base >= 0 {
-		e.Line, e.Column = position(r.data, r.base+at)
+		e.Line, e.Column = parsers.Position(r.data, r.base+at)
 	}
 	r.errs.Add(e)
 }
@@ -249,14 +250,6 @@ func cut(s string) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-// position returns the 1-based line and byte column of offset off in data.
-func position(data []byte, off int) (line, col int) {
-	off = min(max(off, 0), len(data))
-	before := data[:off]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	return line, off - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // rangeError is a number beyond float64, which Telegraf's decoder refuses with the payload.
@@ -323,11 +316,11 @@ func (p *Parser) object(r *run, obj gjson.Result) (m morse.Metric, ok bool, err 
 		e := &p.flat[i]
 		switch {
 		case e.dropped:
-		case p.tags.match(e.key):
+		case p.tags.Match(e.key):
 			tags = append(tags, morse.Tag{Key: e.key, Value: e.tagValue()})
 		case e.kind == kindNum:
 			fields = append(fields, morse.Field{Key: e.key, Value: morse.Float(e.num)})
-		case !p.strs.match(e.key):
+		case !p.strs.Match(e.key):
 		case e.kind == kindStr:
 			fields = append(fields, morse.Field{Key: e.key, Value: morse.String(e.str)})
 		default:

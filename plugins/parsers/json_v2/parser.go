@@ -60,7 +60,7 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 		var se *stdjson.SyntaxError
 		if err := stdjson.Unmarshal(doc, new(stdjson.RawMessage)); errors.As(err, &se) {
 			e.Err = fmt.Errorf("invalid JSON: %w", err)
-			e.Line, e.Column = position(data, skip+int(se.Offset)-1)
+			e.Line, e.Column = parsers.Position(data, skip+int(se.Offset)-1)
 		} else if err != nil {
 			e.Err = fmt.Errorf("invalid JSON: %w", err)
 		}
@@ -88,13 +88,6 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 		errs.Refused += r.noFields - 1
 	}
 	return errs.Err()
-}
-
-// position returns the 1-based line and byte column of offset off in data.
-func position(data []byte, off int) (line, col int) {
-	off = min(max(off, 0), len(data))
-	before := data[:off]
-	return bytes.Count(before, []byte{'\n'}) + 1, off - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // table builds the metrics of one [[json_v2]] table.
