@@ -19,6 +19,8 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
@@ -37,6 +39,8 @@ type Config struct {
 	Value
 	Logfmt
 	CSV
+	JSON
+	JSONV2
 	SerializedJSON
 }
 
@@ -51,6 +55,10 @@ type (
 	Logfmt = logfmt.Options
 	// CSV is the options of data_format "csv".
 	CSV = csv.Options
+	// JSON is the options of data_format "json", Telegraf's flattening parser.
+	JSON = json.Options
+	// JSONV2 is the options of data_format "json_v2": its [[json_v2]] tables.
+	JSONV2 = json_v2.Options
 )
 
 // validator is what each format's Options has.
