@@ -18,8 +18,10 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
+	"github.com/morse-agent/morse/plugins/parsers/graphite"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
+	"github.com/morse-agent/morse/plugins/parsers/prometheus"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
 
@@ -38,6 +40,8 @@ type Config struct {
 	Logfmt
 	CSV
 	SerializedJSON
+	Prometheus
+	Graphite
 }
 
 // The Options of each format under a name of its own: every format's type is called
@@ -51,6 +55,10 @@ type (
 	Logfmt = logfmt.Options
 	// CSV is the options of data_format "csv".
 	CSV = csv.Options
+	// Prometheus is the options of data_format "prometheus".
+	Prometheus = prometheus.Options
+	// Graphite is the options of data_format "graphite".
+	Graphite = graphite.Options
 )
 
 // validator is what each format's Options has.
