@@ -126,6 +126,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/json
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/msgpack
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/csv
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/prometheus
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/graphite
 
 clean:
 	rm -rf bin
