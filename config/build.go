@@ -20,6 +20,10 @@ type Config struct {
 	Outputs     []*OutputConfig     // in the order the config lists them
 	Processors  []*ProcessorConfig  // in the order the config lists them; Order sorts them
 	Aggregators []*AggregatorConfig // in the order the config lists them
+	// Warnings are what Load accepted but the operator should hear about once: unset
+	// environment variables kept as written and Telegraf options mapped to their
+	// replacements. The agent logs each when it starts or reloads.
+	Warnings []Warning
 }
 
 // InputConfig is one configured input.
@@ -105,7 +109,7 @@ func Load(opts Options) (*Config, error) {
 	if err != nil && !errors.As(err, &errs) {
 		return nil, err
 	}
-	cfg := &Config{GlobalTags: maps.Clone(f.GlobalTags), Agent: f.Agent}
+	cfg := &Config{GlobalTags: maps.Clone(f.GlobalTags), Agent: f.Agent, Warnings: f.Warnings}
 	cfg.Inputs = buildAll(reg, f.Inputs, buildInput, &errs)
 	cfg.Outputs = buildAll(reg, f.Outputs, buildOutput, &errs)
 	cfg.Processors = buildAll(reg, f.Processors, buildProcessor, &errs)
