@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -114,6 +115,9 @@ func Load(opts Options) (*Config, error) {
 	cfg.Outputs = buildAll(reg, f.Outputs, buildOutput, &errs)
 	cfg.Processors = buildAll(reg, f.Processors, buildProcessor, &errs)
 	cfg.Aggregators = buildAll(reg, f.Aggregators, buildAggregator, &errs)
+	for _, p := range slices.Concat(f.Inputs, f.Outputs, f.Processors, f.Aggregators) {
+		cfg.Warnings = append(cfg.Warnings, p.warnings...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -174,6 +178,7 @@ func buildOutput(reg *morse.Registry, p *Plugin) (*OutputConfig, Errors) {
 // validate itself. Validating a half-decoded plugin would only repeat the decoding problems in
 // other words, such as "url is required" after "url: expected a string".
 func preparePlugin(p *Plugin, plugin any) Errors {
+	p.deprecations(plugin)
 	errs := p.Decode(plugin)
 	if len(errs) > 0 {
 		return errs

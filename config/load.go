@@ -227,6 +227,7 @@ func (l *loader) agent(f *fileDoc, v any) {
 		l.fail(f.name, f.index.line("agent"), "agent", "expected a table, got "+tomlType(v))
 		return
 	}
+	l.agentDeprecations(f, m)
 	d := &decoder{}
 	d.table("", m, reflect.ValueOf(&l.out.Agent).Elem())
 	f.problems(l, "agent", d.problems)
