@@ -46,7 +46,7 @@ func configCheck(args []string, stdout, stderr io.Writer) int {
 
 type findingCounts struct {
 	plugins, unknown, options int
-	by               map[config.Status]int
+	by                        map[config.Status]int
 }
 
 // printFindings writes a header line per plugin and a line per option that is not the
