@@ -126,8 +126,17 @@ func NewAgent(cfg *config.Config, opts AgentOptions) (*Agent, error) {
 	for _, w := range cfg.Agent.Warnings() {
 		a.log.Warn(w)
 	}
+	a.logConfigWarnings(cfg)
 	a.setBudget(cfg)
 	return a, nil
+}
+
+// logConfigWarnings logs, once for each config the agent takes, what its loading accepted
+// but warned of (config.Config.Warnings).
+func (a *Agent) logConfigWarnings(cfg *config.Config) {
+	for _, w := range cfg.Warnings {
+		a.log.Warn(w.String())
+	}
 }
 
 // newState derives the hot-path state of cfg with the given outputs.

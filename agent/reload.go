@@ -91,6 +91,7 @@ func (a *Agent) applyReload(inputsCtx context.Context, cfg *config.Config) error
 	})
 	a.log.Info("config reloaded", "inputs", len(ins), "outputs", len(outs),
 		"outputs_kept", countTrue(keptOut), "inputs_kept", countTrue(keptIn))
+	a.logConfigWarnings(cfg)
 	return startErr
 }
 

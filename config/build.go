@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -20,6 +21,10 @@ type Config struct {
 	Outputs     []*OutputConfig     // in the order the config lists them
 	Processors  []*ProcessorConfig  // in the order the config lists them; Order sorts them
 	Aggregators []*AggregatorConfig // in the order the config lists them
+	// Warnings are what Load accepted but the operator should hear about once: unset
+	// environment variables kept as written and Telegraf options mapped to their
+	// replacements. The agent logs each when it starts or reloads.
+	Warnings []Warning
 }
 
 // InputConfig is one configured input.
@@ -105,11 +110,14 @@ func Load(opts Options) (*Config, error) {
 	if err != nil && !errors.As(err, &errs) {
 		return nil, err
 	}
-	cfg := &Config{GlobalTags: maps.Clone(f.GlobalTags), Agent: f.Agent}
+	cfg := &Config{GlobalTags: maps.Clone(f.GlobalTags), Agent: f.Agent, Warnings: f.Warnings}
 	cfg.Inputs = buildAll(reg, f.Inputs, buildInput, &errs)
 	cfg.Outputs = buildAll(reg, f.Outputs, buildOutput, &errs)
 	cfg.Processors = buildAll(reg, f.Processors, buildProcessor, &errs)
 	cfg.Aggregators = buildAll(reg, f.Aggregators, buildAggregator, &errs)
+	for _, p := range slices.Concat(f.Inputs, f.Outputs, f.Processors, f.Aggregators) {
+		cfg.Warnings = append(cfg.Warnings, p.warnings...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -172,6 +180,7 @@ func buildOutput(reg *morse.Registry, p *Plugin) (*OutputConfig, Errors) {
 // string"; an unknown key leaves nothing half-decoded, so its plugin's own problems (an
 // unknown data_format beside a misspelt option) are reported in the same run.
 func preparePlugin(p *Plugin, plugin any) Errors {
+	p.deprecations(plugin)
 	errs, whole := p.decode(plugin)
 	if !whole {
 		return errs

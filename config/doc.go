@@ -2,9 +2,9 @@
 // Config, which an agent.Agent runs.
 //
 // Load reads the files, directories and in-memory sources that Options names, in order.
-// Read merges their text: ${VAR} references are substituted first, [global_tags] and
-// [agent] are merged key by key with the later text winning, and plugin tables are appended
-// in order. Load then builds each plugin: it looks the name up in the registry, creates the
+// Read merges their text: $VAR and ${VAR} references are substituted first, as Telegraf
+// substitutes them (internal/envsubst), [global_tags] and [agent] are merged key by key
+// with the later text winning, and plugin tables are appended in order. Load then builds each plugin: it looks the name up in the registry, creates the
 // plugin with its defaults, decodes its table into it (unknown keys are errors), validates
 // it and gives it its filter. Every problem of every file and plugin is reported at once,
 // as Errors that name the file, line and key; a config with any problem is refused whole,

@@ -71,3 +71,16 @@ func (es Errors) Err() error {
 	es.Sort()
 	return es
 }
+
+// Warning is something in a config that loads, but that the operator should hear about
+// once: an unset environment variable kept as written, or an option that Telegraf removed
+// and morse maps to its replacement. It is placed like an Error.
+type Warning struct {
+	File string // the file or source name
+	Line int    // 1-based; 0 when unknown
+	Key  string // the variable's name or the dotted key, such as "outputs.influxdb.url"
+	Msg  string // what morse did, and what to write instead
+}
+
+// String formats the warning as file:line: key: message, as Error does.
+func (w Warning) String() string { return Error(w).Error() }

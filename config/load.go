@@ -54,6 +54,9 @@ type File struct {
 	Aggregators []*Plugin         // every [[aggregators.NAME]], in file order
 	// Read lists the names of the files and sources that were read, in order.
 	Read []string
+	// Warnings are what loads but may not be what the author meant, such as an unset
+	// environment variable kept as written, in file order.
+	Warnings []Warning
 }
 
 // location is where a key was written.
@@ -144,6 +147,13 @@ func (l *loader) text(name string, data []byte) {
 	src, problems := envsubst.Expand(src, l.lookup)
 	envLines := map[int]bool{}
 	for _, p := range problems {
+		if p.Warning && templateKeys[p.Key] {
+			continue // a template's own $NAME, kept as Telegraf keeps it
+		}
+		if p.Warning {
+			l.out.Warnings = append(l.out.Warnings, Warning{File: name, Line: p.Line, Key: p.Var, Msg: p.Msg})
+			continue
+		}
 		l.fail(name, p.Line, p.Var, p.Msg)
 		envLines[p.Line] = true
 	}
@@ -174,6 +184,12 @@ func (l *loader) text(name string, data []byte) {
 		}
 	}
 }
+
+// templateKeys are keys whose values are templates with $NAME of their own: inputs.diskio's
+// name_templates name udev properties, processors.regex's replacement a named group. Telegraf
+// keeps such a $NAME as written when no environment variable has the name, and so does
+// morse, without warning of it as of a missing variable.
+var templateKeys = map[string]bool{"name_templates": true, "replacement": true}
 
 // fileDoc is one parsed text with its line index.
 type fileDoc struct {
@@ -211,6 +227,7 @@ func (l *loader) agent(f *fileDoc, v any) {
 		l.fail(f.name, f.index.line("agent"), "agent", "expected a table, got "+tomlType(v))
 		return
 	}
+	l.agentDeprecations(f, m)
 	d := &decoder{}
 	d.table("", m, reflect.ValueOf(&l.out.Agent).Elem())
 	f.problems(l, "agent", d.problems)

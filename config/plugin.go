@@ -43,6 +43,8 @@ type Plugin struct {
 	rest  map[string]any // the keys that the shared options did not take
 	index *lineIndex
 	root  string // the table's path in index, such as "inputs.cpu[1]"
+	// warnings are the deprecated options that building the plugin mapped.
+	warnings []Warning
 }
 
 // ID names the plugin's kind and name as in the header: "inputs.cpu".

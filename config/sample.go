@@ -48,8 +48,8 @@ func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) strin
 
 const sampleHeader = `# morse configuration
 #
-# Environment variables can be used anywhere in this file:
-#   ${VAR}            the value of VAR, empty when unset
+# Environment variables can be used in any value, as in Telegraf (not in keys or comments):
+#   $VAR or ${VAR}    the value of VAR; kept as written, with a warning, when unset
 #   ${VAR:-default}   default when VAR is unset or empty
 #   ${VAR:?message}   refuse to start with message when VAR is unset or empty
 #   $$                a literal $

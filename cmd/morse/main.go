@@ -93,6 +93,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "replay" {
 		return replay(args[1:], stdout, stderr)
 	}
+	if len(args) > 1 && args[0] == "config" && args[1] == "check" {
+		return configCheck(args[2:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "config" || args[0] == "version") {
 		cmd, args = args[0], args[1:]
 	}

@@ -1,42 +1,54 @@
-// Package envsubst replaces ${VAR} references in TOML text with environment values before the
-// text is parsed.
+// Package envsubst replaces environment variable references in TOML text before the text
+// is parsed, as Telegraf 1.39.3 replaces them.
 //
-// The syntax is a small subset of the shell's:
+// The references are Telegraf's (reference.go gives the rules in full):
 //
-//	${VAR}            the value of VAR, or nothing when VAR is unset
-//	${VAR:-default}   the value of VAR, or default when VAR is unset or empty
-//	${VAR:?message}   the value of VAR, or a problem "VAR: message" when VAR is unset or empty
+//	$VAR or ${VAR}    the value of VAR; kept as written when VAR is unset, empty when it is empty
+//	${VAR:-default}   default when VAR is unset or empty (${VAR-default}: when unset)
+//	${VAR:+other}     other when VAR is set and not empty (${VAR+other}: when set)
+//	${VAR:?message}   a problem "VAR: message" when VAR is unset or empty (${VAR?message}: unset)
 //	$$                a literal $
 //
-// A $ followed by anything else is kept as it is, so that passwords and regular expressions
-// that contain a $ need no quoting. References are not nested, and a reference ends on its
-// own line.
+// A name is a letter or _ followed by letters, digits and _, so "$HOST.example" is HOST
+// followed by ".example". A $ that starts no reference, and a ${ that starts no valid one
+// (such as ${1}, a regular expression's group), are kept as they are. Each unset variable
+// is reported as a warning, since Telegraf's keeping "$HOSTNAME" as a tag value is rarely
+// what the author meant.
+//
+// Where it applies follows Telegraf's parsed-document rule: every string value, also in
+// arrays and inline tables, and never a key (a [table] header, a key before =, a quoted
+// key) nor a # comment. Outside strings morse also replaces references in values, so that
+// PORT=8086 can fill an integer and TAGS='["a", "b"]' an array, as Telegraf does when its
+// strict handling is off.
 //
 // The expansion knows enough TOML to be safe and to keep line numbers right:
 //
-//   - Nothing is replaced inside # comments, so a commented-out example never fails for a
-//     missing variable.
 //   - Inside a basic string ("..." or """...""") the value is escaped, so a value holding a
 //     quote or a backslash cannot end the string early or change its meaning, and a line break
-//     becomes \n.
-//   - A literal string (single-quoted, also triple) cannot escape anything, so a value that holds the
-//     string's own delimiter or a line break there is a problem rather than broken TOML.
-//   - Outside strings the value is inserted as TOML text, so that PORT=8086 can fill an
-//     integer and TAGS='["a", "b"]' an array. A line break there is a problem, because it
-//     would shift the line numbers of every later error.
-//
-// A default is treated exactly like a value that came from the environment.
+//     becomes \n. Text around a reference, a default too, is already TOML and is kept.
+//   - A literal string (single-quoted, also triple) cannot escape anything, so a value that
+//     holds the string's own delimiter or a line break there is a problem rather than broken
+//     TOML.
+//   - Outside strings a line break in a value is a problem, because it would shift the line
+//     numbers of every later error.
 package envsubst
 
 import (
 	"strings"
 )
 
-// Problem is one reference that could not be expanded.
+// Problem is one reference that could not be expanded, or, when Warning is set, one that
+// was expanded in a way the author may not expect.
 type Problem struct {
 	Line int    // 1-based line of the reference in the input
 	Var  string // the variable's name, or "" when the reference itself is malformed
 	Msg  string // the message of ${VAR:?message}, or what is wrong
+	// Warning is set when the text was still expanded as Telegraf expands it (an unset
+	// variable), so that loading can go on.
+	Warning bool
+	// Key is the last part of the key whose value holds the reference, such as
+	// "name_templates", so that a caller can tell a template's $NAME from a variable.
+	Key string
 }
 
 // LookupFunc finds an environment variable, like os.LookupEnv.
@@ -56,22 +68,34 @@ const (
 )
 
 // expander walks the text once, copying it to out and tracking just enough TOML lexical state
-// to know the context of each reference.
+// to know the context of each reference and whether it stands in a key.
 type expander struct {
 	in       string
 	pos      int
 	line     int
 	ctx      context
 	out      strings.Builder
-	lookup   LookupFunc
+	res      resolver
 	problems []Problem
+	// keyPos is set where bare text is a key: at the start of a line outside any array or
+	// inline table, in a [header], and after { or , in an inline table.
+	keyPos bool
+	// strKey is set when the string being read is a quoted key.
+	strKey bool
+	// nest holds the [ of arrays and the { of inline tables that are open.
+	nest []byte
+	// keyStart is where the key being read starts, and key the last key read.
+	keyStart int
+	key      string
 }
 
-// Expand replaces every reference in text and returns the result with all problems found.
-// Line structure is preserved: line N of the result is line N of the input. A reference that
-// fails expands to nothing, so that the caller can still parse the rest of the text.
+// Expand replaces every reference in text and returns the result with all problems and
+// warnings found. Line structure is preserved: line N of the result is line N of the input.
+// A reference that fails expands to nothing, so that the caller can still parse the rest of
+// the text.
 func Expand(text string, lookup LookupFunc) (string, []Problem) {
-	e := &expander{in: text, line: 1, lookup: lookup}
+	e := &expander{in: text, line: 1, keyPos: true}
+	e.res = resolver{lookup: lookup, quote: e.quote}
 	e.out.Grow(len(text))
 	for e.pos < len(e.in) {
 		e.step()
@@ -89,9 +113,12 @@ func (e *expander) step() {
 			// A line break ends comments, and it also ends a single-line string that was
 			// never closed: the parser will report that, and we recover here.
 			e.ctx = ctxBare
+			if len(e.nest) == 0 {
+				e.startKey(1)
+			}
 		}
 		e.copy(1)
-	case c == '$' && e.ctx != ctxComment:
+	case c == '$' && e.ctx != ctxComment && !e.inKey():
 		e.dollar()
 	case e.ctx == ctxComment:
 		e.copy(1)
@@ -115,19 +142,72 @@ func (e *expander) bare(c byte) {
 	case c == '#':
 		e.ctx = ctxComment
 	case strings.HasPrefix(rest, `"""`):
-		e.ctx = ctxMultiBasic
-		e.copy(3)
+		e.openString(ctxMultiBasic, 3)
 		return
 	case c == '"':
-		e.ctx = ctxBasic
-	case strings.HasPrefix(rest, `'''`):
-		e.ctx = ctxMultiLiteral
-		e.copy(3)
+		e.openString(ctxBasic, 1)
+		return
+	case strings.HasPrefix(rest, "'''"):
+		e.openString(ctxMultiLiteral, 3)
 		return
 	case c == '\'':
-		e.ctx = ctxLiteral
+		e.openString(ctxLiteral, 1)
+		return
+	default:
+		e.structure(c)
 	}
 	e.copy(1)
+}
+
+func (e *expander) openString(ctx context, n int) {
+	e.ctx = ctx
+	e.strKey = e.keyPos
+	e.copy(n)
+}
+
+// structure follows the characters that move between keys and values.
+func (e *expander) structure(c byte) {
+	top := byte(0)
+	if len(e.nest) > 0 {
+		top = e.nest[len(e.nest)-1]
+	}
+	switch {
+	case c == '=' && e.keyPos:
+		e.keyPos = false
+		e.key = lastKeyPart(e.in[e.keyStart:e.pos])
+	case c == '[' && !e.keyPos:
+		e.nest = append(e.nest, '[')
+	case c == '{' && !e.keyPos:
+		e.nest = append(e.nest, '{')
+		e.startKey(1)
+	case (c == ']' && top == '[') || (c == '}' && top == '{'):
+		e.nest = e.nest[:len(e.nest)-1]
+		e.keyPos = false
+	case c == ',' && top == '{':
+		e.startKey(1)
+	}
+}
+
+// startKey notes that a key starts n bytes after the position.
+func (e *expander) startKey(n int) {
+	e.keyPos = true
+	e.keyStart = e.pos + n
+}
+
+// lastKeyPart is the last part of a dotted key as written, without quotes or spaces.
+func lastKeyPart(k string) string {
+	k = strings.TrimSpace(k)
+	if i := strings.LastIndexAny(k, ".\"'"); i >= 0 && i == len(k)-1 && len(k) > 1 {
+		// a quoted last part: take it up to its opening quote
+		q := k[i]
+		if j := strings.LastIndexByte(k[:i], q); j >= 0 {
+			return k[j+1 : i]
+		}
+	}
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		k = strings.TrimSpace(k[i+1:])
+	}
+	return k
 }
 
 func (e *expander) basic(c byte) {
@@ -171,96 +251,111 @@ func (e *expander) closeMulti(q byte) {
 	e.ctx = ctxBare
 }
 
-// dollar handles a $ outside comments: $$, a reference, or a lone $ kept as it is.
+// inKey reports whether the text at the position is a key, which is never substituted: in
+// Telegraf substitution works on the parsed document's string values only.
+func (e *expander) inKey() bool {
+	if e.ctx == ctxBare {
+		return e.keyPos
+	}
+	return e.strKey
+}
+
+// dollar handles a $ in a value: a reference, or a $ that is text.
 func (e *expander) dollar() {
+	r := &e.res
+	repl, n, f := r.one(e.in[e.pos:e.segmentEnd()], modeTop)
+	switch {
+	case f == failRequired:
+		msg := r.reqMsg
+		if msg == "" {
+			msg = "required environment variable is unset or empty"
+		}
+		r.notes = append(r.notes, Problem{Var: r.reqName, Msg: msg})
+		r.reqName, r.reqMsg = "", ""
+	case n == 0:
+		n = 1
+		repl = "$"
+	}
+	e.out.WriteString(repl)
+	e.pos += n
+	for _, p := range r.notes {
+		p.Line, p.Key = e.line, e.key
+		e.problems = append(e.problems, p)
+	}
+	r.notes = r.notes[:0]
+}
+
+// segmentEnd is where the text that a reference at the position may reach ends: the end of
+// the line, of the string, or of the bare text before a string or a comment. Telegraf
+// matches references in each string value on its own.
+func (e *expander) segmentEnd() int {
 	rest := e.in[e.pos:]
-	if strings.HasPrefix(rest, "$$") {
-		e.out.WriteByte('$')
-		e.pos += 2
-		return
+	var end int
+	switch e.ctx {
+	case ctxBare:
+		end = strings.IndexAny(rest, "\"'#\n")
+	case ctxLiteral:
+		end = strings.IndexAny(rest, "'\n")
+	case ctxMultiLiteral:
+		end = minIndex(strings.Index(rest, "'''"), strings.IndexByte(rest, '\n'))
+	default:
+		end = basicEnd(rest, e.ctx == ctxMultiBasic)
 	}
-	if !strings.HasPrefix(rest, "${") {
-		e.copy(1)
-		return
+	if end < 0 {
+		return len(e.in)
 	}
-	if len(rest) > 2 && rest[2] >= '0' && rest[2] <= '9' {
-		// ${1} is a regular expression's group, as processors.regex's replacements write
-		// them, not a variable: names start with a letter or _, so it is kept as written,
-		// as Telegraf keeps it.
-		e.copy(2)
-		return
-	}
-	end := strings.IndexAny(rest, "}\n")
-	if end < 0 || rest[end] == '\n' {
-		e.problem("", "unterminated ${: close the reference with } on the same line")
-		e.copy(2)
-		return
-	}
-	e.pos += end + 1
-	e.reference(rest[2:end])
+	return e.pos + end
 }
 
-// reference expands the inside of one ${...}.
-func (e *expander) reference(body string) {
-	name, op, arg := body, "", ""
-	if i := strings.Index(body, ":"); i >= 0 {
-		name = body[:i]
-		rest := body[i+1:]
-		if rest == "" || (rest[0] != '-' && rest[0] != '?') {
-			e.problem(name, "invalid reference ${"+body+"}: use ${VAR}, ${VAR:-default} or ${VAR:?message}")
-			return
-		}
-		op, arg = rest[:1], rest[1:]
-	}
-	if !validName(name) {
-		e.problem("", "invalid variable name in ${"+body+"}")
-		return
-	}
-	val, ok := e.lookup(name)
-	if !ok || val == "" {
-		switch op {
-		case "-":
-			val = arg
-		case "?":
-			msg := arg
-			if msg == "" {
-				msg = "required environment variable is unset or empty"
-			}
-			e.problem(name, msg)
-			return
+// basicEnd finds the closing quote of a basic string, or the end of the line, skipping
+// escapes.
+func basicEnd(s string, multi bool) int {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] != '\n':
+			i++
+		case s[i] == '\n':
+			return i
+		case s[i] == '"' && (!multi || strings.HasPrefix(s[i:], `"""`)):
+			return i
 		}
 	}
-	e.insert(name, val)
+	return -1
 }
 
-// insert writes val in the way the current context requires.
-func (e *expander) insert(name, val string) {
+func minIndex(a, b int) int {
+	if a < 0 || (b >= 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// quote writes val in the way the current context requires; a value that cannot stand
+// there is a problem and is written as nothing.
+func (e *expander) quote(name, val string) string {
+	fail := func(msg string) string {
+		e.res.notes = append(e.res.notes, Problem{Var: name, Msg: msg})
+		return ""
+	}
 	switch e.ctx {
 	case ctxBasic, ctxMultiBasic:
-		writeEscaped(&e.out, val)
+		var b strings.Builder
+		writeEscaped(&b, val)
+		return b.String()
 	case ctxLiteral:
 		if strings.ContainsAny(val, "'\n\r") {
-			e.problem(name, "the value contains a ' or a line break and cannot stand in a literal '...' string: use a \"...\" string")
-			return
+			return fail("the value contains a ' or a line break and cannot stand in a literal '...' string: use a \"...\" string")
 		}
-		e.out.WriteString(val)
 	case ctxMultiLiteral:
 		if strings.Contains(val, "'''") || strings.ContainsAny(val, "\n\r") {
-			e.problem(name, "the value contains ''' or a line break and cannot stand in a literal '''...''' string: use a \"...\" string")
-			return
+			return fail("the value contains ''' or a line break and cannot stand in a literal '''...''' string: use a \"...\" string")
 		}
-		e.out.WriteString(val)
 	default:
 		if strings.ContainsAny(val, "\n\r") {
-			e.problem(name, "the value contains a line break, which is allowed only inside a quoted string")
-			return
+			return fail("the value contains a line break, which is allowed only inside a quoted string")
 		}
-		e.out.WriteString(val)
 	}
-}
-
-func (e *expander) problem(name, msg string) {
-	e.problems = append(e.problems, Problem{Line: e.line, Var: name, Msg: msg})
+	return val
 }
 
 // writeEscaped writes s as the content of a TOML basic string.
@@ -288,19 +383,4 @@ func writeEscaped(b *strings.Builder, s string) {
 			b.WriteByte(c)
 		}
 	}
-}
-
-// validName reports whether s is a shell-style variable name.
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
