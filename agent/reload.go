@@ -224,18 +224,6 @@ func (a *Agent) Once(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Test gathers every input once and hands each processed metric to emit instead of the
-// outputs, as `morse --test` does.
-func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
-	stopAggs := a.startAggregators(a.stage, emit)
-	var errs []error
-	for _, ri := range a.inputs {
-		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
-	}
-	stopAggs() // the summaries of what was gathered
-	return errors.Join(errs...)
-}
-
 // runOnce starts a service input, gathers once and stops it again.
 func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
