@@ -189,7 +189,7 @@ func filterNames(names, filter []string) []string {
 
 // writeLogSample writes the log keys and the accepted keys that have no effect.
 func writeLogSample(item func(comment, key string, value any), a AgentConfig) {
-	item("Log format: \"text\" (key=value pairs) or \"structured\" (JSON).", "logformat", a.Format)
+	item("Log format: \"text\" (Telegraf's lines), \"logfmt\" (key=value pairs) or \"structured\" (JSON).", "logformat", a.Format)
 	item("With logformat = \"structured\": the key of the message, instead of \"msg\".",
 		"structured_log_message_key", a.MessageKey)
 	item("Time zone of logged times: a name such as \"America/Chicago\", \"local\", or empty for UTC.",
