@@ -226,16 +226,25 @@ func (a *Agent) Once(ctx context.Context) error {
 
 // runOnce starts a service input, gathers once and stops it again.
 func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
+	stop, err := ri.gatherStarted(ctx, acc)
+	stop()
+	return err
+}
+
+// gatherStarted starts a service input, gathers once, and returns the function that stops
+// the input again (nothing for a plain input, or one that did not start).
+func (ri *runningInput) gatherStarted(ctx context.Context, acc *accumulator) (stop func(), err error) {
+	stop = func() {}
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, acc.forService()); err != nil {
 			ri.startupErrs.Incr()
 			// "ignore", "probe" and "retry" leave this input out of the one gather there is.
 			err = ri.startFailed(s, err)
 			ri.pending = nil
-			return err
+			return stop, err
 		}
-		defer s.Stop()
+		stop = s.Stop
 	}
 	ri.gatherOnce(ctx, acc)
-	return nil
+	return stop, nil
 }

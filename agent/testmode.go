@@ -21,23 +21,63 @@ const TestWarmUp = 500 * time.Millisecond
 var twoSampleInputs = map[string]bool{"cpu": true, "procstat": true, "mongodb": true}
 
 // Test gathers every input once and hands each processed metric to emit instead of the
-// outputs, as `morse --test` does. An input of twoSampleInputs is gathered once more before,
-// its metrics discarded, and TestWarmUp earlier. A gather that failed makes Test fail,
-// with Telegraf's message, after every input has had its gather: `telegraf --test` means
-// to (agent.Test checks the count of failed gathers), so a script that tests a config
-// learns that an input cannot read its source.
+// outputs, as `morse --test` does. It is TestWait with no wait.
 func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
+	return a.TestWait(ctx, 0, emit)
+}
+
+// TestWait gathers every input once and hands each processed metric to emit, then lets the
+// service inputs run for wait before it stops them, as `telegraf --test-wait` does, so that
+// a listener's metrics of that time are printed too. An input of twoSampleInputs is
+// gathered once more before, its metrics discarded, and TestWarmUp earlier. An input's
+// error (inputErrors) makes TestWait fail, with Telegraf's message, after every input has had its gather:
+// `telegraf --test` means to (agent.Test checks the count of failed gathers, although in
+// 1.39.3 its test gathers never add to that count), so a script that tests a config learns
+// that an input cannot read its source.
+func (a *Agent) TestWait(ctx context.Context, wait time.Duration, emit func(morse.Metric)) error {
 	stopAggs := a.startAggregators(a.stage, emit)
-	before := a.gatherErrors.Get()
+	before := a.inputErrors()
 	errs := []error{a.warmUp(ctx)}
+	var stops []func()
 	for _, ri := range a.inputs {
-		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
+		stop, err := ri.gatherStarted(ctx, ri.accumulator(emit))
+		stops, errs = append(stops, stop), append(errs, err)
+	}
+	if wait > 0 {
+		errs = append(errs, sleep(ctx, wait))
+	}
+	for _, stop := range stops {
+		stop()
 	}
 	stopAggs() // the summaries of what was gathered
-	if n := a.gatherErrors.Get() - before; n > 0 {
+	if n := a.inputErrors() - before; n > 0 {
 		errs = append(errs, fmt.Errorf("input plugins recorded %d errors", n))
 	}
 	return errors.Join(errs...)
+}
+
+// inputErrors is the sum of the inputs' errors counters (internal_gather's "errors"): a
+// gather that returned an error, and each error an input reported through its accumulator
+// (a file that is missing, a server that refused), which morse's inputs report where some
+// of Telegraf's return the error.
+func (a *Agent) inputErrors() int64 {
+	var n int64
+	for _, ri := range a.inputs {
+		n += ri.errs.Get()
+	}
+	return n
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("test mode's wait: %w", ctx.Err())
+	}
 }
 
 // warmUp runs the discarded first gather of each input of twoSampleInputs, then waits
@@ -54,14 +94,7 @@ func (a *Agent) warmUp(ctx context.Context) error {
 	if !warmed {
 		return nil
 	}
-	t := time.NewTimer(TestWarmUp)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the second sample of rate inputs: %w", ctx.Err())
-	}
+	return sleep(ctx, TestWarmUp)
 }
 
 // warmGather gathers once into nothing, so that the next gather has a baseline. A failure
