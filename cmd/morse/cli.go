@@ -53,13 +53,14 @@ func warnUnmatchedFilters(cfg *config.Config, opts *options, log *slog.Logger) {
 }
 
 // warnUnknownPlugins warns, for `morse config`, about each filter name that is no plugin
-// morse has: its sample would silently lack it.
+// morse has: its sample would silently lack it. "none" is Telegraf's idiom for a section
+// with no plugin (`telegraf config --input-filter none`), and is taken as meant.
 func warnUnknownPlugins(opts *options, stderr io.Writer) {
 	reg := morse.DefaultRegistry()
-	for _, name := range unmatched(opts.inputFilter, reg.InputNames()) {
+	for _, name := range unmatched(opts.inputFilter, append(reg.InputNames(), "none")) {
 		fmt.Fprintf(stderr, "morse: --input-filter: %s is not an input plugin of morse\n", strconv.Quote(name))
 	}
-	for _, name := range unmatched(opts.outputFilter, reg.OutputNames()) {
+	for _, name := range unmatched(opts.outputFilter, append(reg.OutputNames(), "none")) {
 		fmt.Fprintf(stderr, "morse: --output-filter: %s is not an output plugin of morse\n", strconv.Quote(name))
 	}
 }

@@ -223,6 +223,10 @@ func TestFiltersWarnAboutUnknownNames(t *testing.T) {
 	_, stderr, code = runMorse(t, "config", "--input-filter", "cpu:cpux")
 	require.Zero(t, code)
 	require.Equal(t, "morse: --input-filter: \"cpux\" is not an input plugin of morse\n", stderr)
+
+	_, stderr, code = runMorse(t, "config", "--input-filter", "none", "--output-filter", "none")
+	require.Zero(t, code)
+	require.Empty(t, stderr, "Telegraf's none names no plugin on purpose")
 }
 
 // TestConfigPrintsTelegrafsDefaults: `morse config` enables what `telegraf config` enables,
