@@ -225,30 +225,27 @@ func (a *Agent) Once(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Test gathers every input once and hands each processed metric to emit instead of the
-// outputs, as `morse --test` does.
-func (a *Agent) Test(ctx context.Context, emit func(morse.Metric)) error {
-	stopAggs := a.startAggregators(a.stage, emit)
-	var errs []error
-	for _, ri := range a.inputs {
-		errs = append(errs, ri.runOnce(ctx, ri.accumulator(emit)))
-	}
-	stopAggs() // the summaries of what was gathered
-	return errors.Join(errs...)
-}
-
 // runOnce starts a service input, gathers once and stops it again.
 func (ri *runningInput) runOnce(ctx context.Context, acc *accumulator) error {
+	stop, err := ri.gatherStarted(ctx, acc)
+	stop()
+	return err
+}
+
+// gatherStarted starts a service input, gathers once, and returns the function that stops
+// the input again (nothing for a plain input, or one that did not start).
+func (ri *runningInput) gatherStarted(ctx context.Context, acc *accumulator) (stop func(), err error) {
+	stop = func() {}
 	if s, ok := ri.cfg.Plugin.(morse.ServiceInput); ok {
 		if err := s.Start(ctx, acc.forService()); err != nil {
 			ri.startupErrs.Incr()
 			// "ignore", "probe" and "retry" leave this input out of the one gather there is.
 			err = ri.startFailed(s, err)
 			ri.pending = nil
-			return err
+			return stop, err
 		}
-		defer s.Stop()
+		stop = s.Stop
 	}
 	ri.gatherOnce(ctx, acc)
-	return nil
+	return stop, nil
 }

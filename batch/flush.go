@@ -39,6 +39,11 @@ type flusher struct {
 	// shutdown cancelled for the next start; a memory buffer's is lost then.
 	keepsFlights bool
 	lost         stopLoss // batches in flight that the hard shutdown booked as lost
+
+	// failed counts the writes that failed to be retried since the last one that
+	// succeeded, from failingSince on, for the one line that says the sink recovered.
+	failed       int
+	failingSince time.Time
 }
 
 // stopLoss counts the metrics of the batches in flight that the hard shutdown booked as
@@ -234,7 +239,29 @@ func (f *flusher) settle(fs []flight, stopped bool) (retryErr error) {
 	if retryErr != nil {
 		f.logRetry(retryErr)
 	}
+	f.noteRecovery(fs)
 	return retryErr
+}
+
+// noteRecovery logs one line when a write succeeds after writes that failed and were to be
+// retried, so that an operator who saw the warnings of a failing sink (throttled, and
+// silent once it answers) sees when it answered again, and after how much.
+func (f *flusher) noteRecovery(fs []flight) {
+	for i := range fs {
+		switch {
+		case morse.Classify(fs[i].err) == morse.OutcomeRetry:
+			if f.failed == 0 {
+				f.failingSince = time.Now()
+			}
+			f.failed++
+		case fs[i].err == nil && f.failed > 0:
+			if f.log != nil {
+				f.log.Info("write succeeded again: the output recovered", "failed_attempts", f.failed,
+					"failing_for", time.Since(f.failingSince).Round(time.Millisecond).String())
+			}
+			f.failed = 0
+		}
+	}
 }
 
 // lostAtStop books a batch whose write the hard shutdown ended without success: under

@@ -27,8 +27,9 @@ type Source struct {
 type Options struct {
 	// Files are config files, read in order.
 	Files []string
-	// Dirs are config directories: each one's *.conf files are read in name order, as
-	// Telegraf's --config-directory does. Sub-directories are not entered.
+	// Dirs are config directories: each one's *.conf files, and those of the directories
+	// below it, are read in the order of their paths, as Telegraf's --config-directory
+	// reads them (DirFiles).
 	Dirs []string
 	// Sources are config texts held in memory.
 	Sources []Source
@@ -118,17 +119,38 @@ func (l *loader) file(path string) {
 }
 
 func (l *loader) dir(path string) {
-	entries, err := os.ReadDir(path)
+	files, err := DirFiles(path)
 	if err != nil {
 		l.fail(path, 0, "", "cannot read the config directory: "+pathErr(err))
 		return
 	}
-	for _, e := range entries { // os.ReadDir sorts by name
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".conf") {
-			continue
-		}
-		l.file(filepath.Join(path, e.Name()))
+	for _, f := range files {
+		l.file(f)
 	}
+}
+
+// DirFiles lists the config files of a --config-directory as Telegraf 1.39.3's
+// WalkDirectory does: every file whose name is at least six characters and ends in
+// ".conf", in this directory and the ones below it, in lexical order of their paths
+// (a sub-directory's files come where its name sorts); other files are ignored, and so are
+// directories whose names start with "..", Kubernetes' ConfigMap mounts (..data,
+// ..2026_11_27...), whose files the mount's symbolic links already name. Unlike Telegraf,
+// which logs a warning and reads on, an entry below path that cannot be read fails: Load
+// then reports it with the rest.
+func DirFiles(path string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && p != path && strings.HasPrefix(e.Name(), ".."):
+			return filepath.SkipDir
+		case !e.IsDir() && len(e.Name()) >= len("x.conf") && strings.HasSuffix(e.Name(), ".conf"):
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files, err
 }
 
 // pathErr drops the path from an fs error, since the error is already placed at the path.

@@ -10,14 +10,16 @@ import (
 
 // The log formats of [agent] logformat, Telegraf's names.
 const (
-	LogFormatText       = "text"       // one line of key=value pairs per record
+	LogFormatText       = "text"       // Telegraf's lines: time, E!/W!/I!/D!/T!, [plugin], message
+	LogFormatLogfmt     = "logfmt"     // morse's own: one line of key=value pairs per record
 	LogFormatStructured = "structured" // one JSON object per record
 )
 
 // LogSettings are Telegraf's [agent] keys for the log: its format, time zone and the
 // rotation of logfile. They have Telegraf's meanings and defaults.
 type LogSettings struct {
-	// Format is "text" (also when empty) or "structured" (JSON).
+	// Format is "text" (also when empty: Telegraf's lines), "logfmt" (key=value pairs, a
+	// morse addition) or "structured" (JSON).
 	Format string `toml:"logformat"`
 	// MessageKey replaces the key "msg" of structured records; other formats ignore it.
 	MessageKey string `toml:"structured_log_message_key"`
@@ -56,11 +58,11 @@ func (l LogSettings) File(logfile string) string {
 func (l LogSettings) problems() []problem {
 	var probs []problem
 	switch l.Format {
-	case "", LogFormatText, LogFormatStructured:
+	case "", LogFormatText, LogFormatLogfmt, LogFormatStructured:
 	case "eventlog":
-		probs = append(probs, problem{"logformat", `"eventlog" is the Windows event log, and morse runs on Linux: use "text" or "structured"`})
+		probs = append(probs, problem{"logformat", `"eventlog" is the Windows event log, and morse runs on Linux: use "text", "logfmt" or "structured"`})
 	default:
-		probs = append(probs, problem{"logformat", fmt.Sprintf("%q: must be \"text\" or \"structured\"", l.Format)})
+		probs = append(probs, problem{"logformat", fmt.Sprintf("%q: must be \"text\", \"logfmt\" or \"structured\"", l.Format)})
 	}
 	switch l.Target {
 	case "", "stderr", "file":

@@ -14,6 +14,52 @@ import (
 // `morse config --input-filter cpu:mem` does. The text loads unchanged with Load, so
 // that it can be saved as a config and edited.
 func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) string {
+	return sampleConfig(reg, pick{names: inputFilter}, pick{names: outputFilter})
+}
+
+// Telegraf's defaults of `telegraf config`: the inputs its sample enables. Telegraf 1.39.3
+// enables no output (its outputDefaults is empty), so that its sample does not run as it
+// is; morse enables outputs.influxdb, which writes to a local InfluxDB, so that it does.
+var (
+	SampleInputDefaults  = []string{"cpu", "disk", "diskio", "kernel", "mem", "processes", "swap", "system"}
+	SampleOutputDefaults = []string{"influxdb"}
+)
+
+// DefaultSampleConfig is what `morse config` prints, as `telegraf config` does: where a
+// filter is empty, the plugins of SampleInputDefaults or SampleOutputDefaults are enabled
+// and the others printed commented out; a non-empty filter prints only the plugins it
+// names, enabled.
+func DefaultSampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) string {
+	in, out := pick{names: inputFilter}, pick{names: outputFilter}
+	if len(inputFilter) == 0 {
+		in = pick{names: SampleInputDefaults, commentRest: true}
+	}
+	if len(outputFilter) == 0 {
+		out = pick{names: SampleOutputDefaults, commentRest: true}
+	}
+	return sampleConfig(reg, in, out)
+}
+
+// pick selects the plugins of a section: those named, or every one when none is, and
+// whether the others are printed commented out.
+type pick struct {
+	names       []string
+	commentRest bool
+}
+
+func (p pick) write(b *strings.Builder, kind string, names []string, info func(string) (string, string)) {
+	for _, name := range names {
+		desc, sample := info(name)
+		switch {
+		case len(p.names) == 0 || slices.Contains(p.names, name):
+			writePluginSample(b, kind, name, desc, sample)
+		case p.commentRest:
+			writeCommented(b, kind, name, desc, sample)
+		}
+	}
+}
+
+func sampleConfig(reg *morse.Registry, inputs, outputs pick) string {
 	if reg == nil {
 		reg = morse.DefaultRegistry()
 	}
@@ -21,10 +67,10 @@ func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) strin
 	b.WriteString(sampleHeader)
 	writeAgentSample(&b, DefaultAgentConfig())
 	b.WriteString(sectionBanner("OUTPUT PLUGINS"))
-	for _, name := range filterNames(reg.OutputNames(), outputFilter) {
+	outputs.write(&b, "outputs", reg.OutputNames(), func(name string) (string, string) {
 		info, _ := reg.Output(name)
-		writePluginSample(&b, "outputs", name, info.Description, info.SampleConfig)
-	}
+		return info.Description, info.SampleConfig
+	})
 	// Processors and aggregators change what every output receives, so their samples are
 	// printed commented out, as Telegraf prints them: a saved sample runs none of them until
 	// its table is uncommented.
@@ -39,10 +85,10 @@ func SampleConfig(reg *morse.Registry, inputFilter, outputFilter []string) strin
 		writeCommented(&b, "aggregators", name, info.Description, info.SampleConfig)
 	}
 	b.WriteString(sectionBanner("INPUT PLUGINS"))
-	for _, name := range filterNames(reg.InputNames(), inputFilter) {
+	inputs.write(&b, "inputs", reg.InputNames(), func(name string) (string, string) {
 		info, _ := reg.Input(name)
-		writePluginSample(&b, "inputs", name, info.Description, info.SampleConfig)
-	}
+		return info.Description, info.SampleConfig
+	})
 	return b.String()
 }
 
@@ -179,17 +225,9 @@ func hasHeader(sample, header string) bool {
 	return false
 }
 
-// filterNames keeps the names listed in filter, or all of them when filter is empty.
-func filterNames(names, filter []string) []string {
-	if len(filter) == 0 {
-		return names
-	}
-	return slices.DeleteFunc(names, func(n string) bool { return !slices.Contains(filter, n) })
-}
-
 // writeLogSample writes the log keys and the accepted keys that have no effect.
 func writeLogSample(item func(comment, key string, value any), a AgentConfig) {
-	item("Log format: \"text\" (key=value pairs) or \"structured\" (JSON).", "logformat", a.Format)
+	item("Log format: \"text\" (Telegraf's lines), \"logfmt\" (key=value pairs) or \"structured\" (JSON).", "logformat", a.Format)
 	item("With logformat = \"structured\": the key of the message, instead of \"msg\".",
 		"structured_log_message_key", a.MessageKey)
 	item("Time zone of logged times: a name such as \"America/Chicago\", \"local\", or empty for UTC.",

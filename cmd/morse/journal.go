@@ -40,11 +40,14 @@ func isJournalStream(env string, f *os.File) bool {
 	return ok && uint64(st.Dev) == dev && uint64(st.Ino) == ino
 }
 
-// newJournalHandler writes slog's text format for the journal: each line starts with the
-// syslog priority prefix of sd-daemon(3), such as "<4>" for a warning, so that
-// `journalctl -p warning` selects by level, and carries no time, which the journal records
-// itself.
-func newJournalHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+// handlerFunc builds a handler of one log format.
+type handlerFunc func(w io.Writer, opts *slog.HandlerOptions) slog.Handler
+
+// newJournalHandler writes the lines of the format that newFormat builds for the journal:
+// each line starts with the syslog priority prefix of sd-daemon(3), such as "<4>" for a
+// warning, so that `journalctl -p warning` selects by level, and carries no time, which the
+// journal records itself.
+func newJournalHandler(w io.Writer, opts *slog.HandlerOptions, newFormat handlerFunc) slog.Handler {
 	o := *opts
 	o.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey && len(groups) == 0 {
@@ -56,10 +59,10 @@ func newJournalHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 		return a
 	}
 	out := &priorityWriter{w: w}
-	return &journalHandler{inner: slog.NewTextHandler(out, &o), out: out}
+	return &journalHandler{inner: newFormat(out, &o), out: out}
 }
 
-// journalHandler sets the priority of the record its text handler is about to write.
+// journalHandler sets the priority of the record its format's handler is about to write.
 // Every handler derived with WithAttrs or WithGroup shares one priorityWriter, and its lock
 // keeps a record's priority with that record's line.
 type journalHandler struct {

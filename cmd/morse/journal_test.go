@@ -59,7 +59,7 @@ func (l *lockedBuffer) String() string {
 
 func TestJournalHandlerLines(t *testing.T) {
 	var buf lockedBuffer
-	log := slog.New(newJournalHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(newJournalHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}, newLogfmtHandler))
 	plugin := log.With("plugin", "outputs.file").WithGroup("g")
 	log.Debug("d")
 	log.Info("started", "inputs", 3)
@@ -71,8 +71,15 @@ func TestJournalHandlerLines(t *testing.T) {
 <3>level=ERROR msg="gave up" plugin=outputs.file
 `, buf.String(), "a priority first, no time, attributes and groups kept")
 
+	var text lockedBuffer
+	log = slog.New(newJournalHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug}, newTelegrafHandler))
+	log.With("plugin", "outputs.file").WithGroup("g").Warn("write failed, will retry", "attempt", 2)
+	log.Info("started")
+	require.Equal(t, "<4>W! [outputs.file] write failed, will retry g.attempt=2\n<6>I! [agent] started\n",
+		text.String(), "Telegraf's text lines, with a priority and no time")
+
 	var quiet lockedBuffer
-	slog.New(newJournalHandler(&quiet, &slog.HandlerOptions{Level: slog.LevelWarn})).Info("hidden")
+	slog.New(newJournalHandler(&quiet, &slog.HandlerOptions{Level: slog.LevelWarn}, newTelegrafHandler)).Info("hidden")
 	require.Empty(t, quiet.String(), "the level still filters")
 }
 
@@ -80,7 +87,7 @@ func TestJournalHandlerLines(t *testing.T) {
 // a line another line's priority.
 func TestJournalHandlerConcurrent(t *testing.T) {
 	var buf lockedBuffer
-	log := slog.New(newJournalHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(newJournalHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}, newLogfmtHandler))
 	levels := []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
 	var wg sync.WaitGroup
 	for i, l := range levels {
@@ -161,11 +168,11 @@ func TestJournalFormatFromTheBinary(t *testing.T) {
 	}
 
 	out := run(func(f *os.File) string { return statID(t, f) })
-	require.Regexp(t, `(?m)^<4>level=WARN msg="write failed, will retry" plugin=outputs.file`, out)
-	require.Regexp(t, `(?m)^<3>level=ERROR msg="output left metrics unsent"`, out)
-	require.NotContains(t, out, "time=")
+	require.Regexp(t, `(?m)^<4>W! \[outputs.file\] write failed, will retry `, out)
+	require.Regexp(t, `(?m)^<3>E! \[agent\] output left metrics unsent output=file`, out)
+	require.NotRegexp(t, `\d\dZ `, out)
 
 	out = run(func(*os.File) string { return statID(t, os.Stdin) })
-	require.Regexp(t, `(?m)^time=\S+ level=WARN msg="write failed, will retry"`, out)
+	require.Regexp(t, `(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ W! \[outputs.file\] write failed, will retry`, out)
 	require.NotContains(t, out, "<4>")
 }

@@ -11,11 +11,11 @@ import (
 )
 
 // newLogger builds the logger the [agent] table and --debug ask for, with Telegraf's keys:
-// logfile (rotated as the logfile_rotation_* keys say), logformat "text" (slog's key=value
-// lines) or "structured" (one JSON object per line, the message under
-// structured_log_message_key), and log_with_timezone for the times (UTC when empty, as in
-// Telegraf). When stderr is the journal and the format is text, lines carry a syslog
-// priority and no time (journal.go).
+// logfile (rotated as the logfile_rotation_* keys say), logformat "text" (Telegraf's lines,
+// telegraflog.go), "logfmt" (slog's key=value lines) or "structured" (one JSON object per
+// line, the message under structured_log_message_key), and log_with_timezone for the times
+// (UTC when empty, as in Telegraf). When stderr is the journal and the format is text or
+// logfmt, lines carry a syslog priority and no time (journal.go).
 func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logger, func(), error) {
 	level := slog.LevelInfo
 	switch {
@@ -44,10 +44,19 @@ func newLogger(ac config.AgentConfig, debug bool, stderr io.Writer) (*slog.Logge
 	if ac.Format == config.LogFormatStructured {
 		return slog.New(slog.NewJSONHandler(w, hopts)), closeFn, nil
 	}
-	if file == "" && journalStderr(stderr) {
-		return slog.New(newJournalHandler(w, hopts)), closeFn, nil
+	format := handlerFunc(newTelegrafHandler)
+	if ac.Format == config.LogFormatLogfmt {
+		format = newLogfmtHandler
 	}
-	return slog.New(slog.NewTextHandler(w, hopts)), closeFn, nil
+	if file == "" && journalStderr(stderr) {
+		return slog.New(newJournalHandler(w, hopts, format)), closeFn, nil
+	}
+	return slog.New(format(w, hopts)), closeFn, nil
+}
+
+// newLogfmtHandler writes slog's key=value lines, logformat = "logfmt".
+func newLogfmtHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
+	return slog.NewTextHandler(w, opts)
 }
 
 // logAttrs puts the record's time in the configured zone, names the trace level and, for

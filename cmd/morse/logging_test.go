@@ -30,14 +30,28 @@ func TestLogFormats(t *testing.T) {
 		check func(t *testing.T, line string)
 	}{
 		{
-			name: "text, UTC by default",
+			name: "text, Telegraf's, UTC by default",
 			check: func(t *testing.T, line string) {
-				require.Regexp(t, `^time=\S+Z level=WARN msg="disk nearly full" plugin=outputs.file\n$`, line)
+				require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ W! \[outputs.file\] disk nearly full\n$`, line)
 			},
 		},
 		{
 			name:  "text in a named zone",
 			agent: `log_with_timezone = "America/Chicago"`,
+			check: func(t *testing.T, line string) {
+				require.Regexp(t, `^\S+T\S+-0[56]:00 W! `, line)
+			},
+		},
+		{
+			name:  "logfmt, UTC by default",
+			agent: `logformat = "logfmt"`,
+			check: func(t *testing.T, line string) {
+				require.Regexp(t, `^time=\S+Z level=WARN msg="disk nearly full" plugin=outputs.file\n$`, line)
+			},
+		},
+		{
+			name:  "logfmt in a named zone",
+			agent: "logformat = \"logfmt\"\nlog_with_timezone = \"America/Chicago\"",
 			check: func(t *testing.T, line string) {
 				require.Regexp(t, `^time=\S+-0[56]:00 level=WARN `, line)
 			},
@@ -67,7 +81,7 @@ func TestLogFormats(t *testing.T) {
 		{
 			name:  "the message key is for structured logs only",
 			agent: `structured_log_message_key = "message"`,
-			check: func(t *testing.T, line string) { require.Contains(t, line, ` msg="disk nearly full"`) },
+			check: func(t *testing.T, line string) { require.Contains(t, line, "] disk nearly full\n") },
 		},
 	}
 	for _, tt := range tests {
@@ -111,6 +125,6 @@ func TestLogtargetStderrIgnoresLogfile(t *testing.T) {
 	require.NoError(t, err)
 	logger.Info("hello")
 	closeLog()
-	require.Contains(t, stderr.String(), "msg=hello")
+	require.Contains(t, stderr.String(), "I! [agent] hello")
 	require.NoFileExists(t, path)
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/morse-agent/morse/config"
 	_ "github.com/morse-agent/morse/plugins/all" // every plugin morse ships
@@ -41,7 +42,16 @@ type options struct {
 	inputFilter  []string
 	outputFilter []string
 	pprofAddr    string
+	version      bool
+	pidFile      string
+	testWait     int // seconds; not zero is test mode, as in Telegraf
+	watchConfig  string
+	watchEvery   time.Duration
 }
+
+// testMode reports whether the flags ask for Telegraf's test mode: --test, or --test-wait
+// without --once.
+func (o *options) testMode() bool { return !o.once && (o.test || o.testWait != 0) }
 
 // listFlag collects a repeatable flag.
 type listFlag []string
@@ -106,12 +116,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitBadArgs
 	}
-	switch cmd {
-	case "version":
+	switch {
+	case cmd == "version" || opts.version:
 		fmt.Fprintf(stdout, "morse %s\n", versionString())
 		return exitOK
-	case "config":
-		fmt.Fprint(stdout, config.SampleConfig(nil, opts.inputFilter, opts.outputFilter))
+	case cmd == "config":
+		warnUnknownPlugins(opts, stderr)
+		fmt.Fprint(stdout, config.DefaultSampleConfig(nil, opts.inputFilter, opts.outputFilter))
 		return exitOK
 	}
 	return run(opts, stdout, stderr)
@@ -129,9 +140,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Var((*filterFlag)(&opts.inputFilter), "input-filter", "only these inputs, as `cpu:mem`")
 	fs.Var((*filterFlag)(&opts.outputFilter), "output-filter", "only these outputs, as `file:influxdb`")
 	fs.StringVar(&opts.pprofAddr, "pprof-addr", "", "serve Go's profiler on this `address`, such as 127.0.0.1:6060 (as Telegraf's flag)")
+	fs.BoolVar(&opts.version, "version", false, "print the version and exit, as `morse version`")
+	fs.StringVar(&opts.pidFile, "pidfile", "", "write the process ID to this `file` while the agent runs")
+	fs.IntVar(&opts.testWait, "test-wait", 0, "test mode that lets service inputs run this many `seconds` after the gather")
+	fs.StringVar(&opts.watchConfig, "watch-config", "", "reload when a --config file or --config-directory changes: `notify` (inotify) or poll")
+	fs.DurationVar(&opts.watchEvery, "watch-interval", 0, "how often --watch-config poll looks (`duration`, 250ms by default)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: morse [flags]          run the agent\n"+
-			"       morse config [filters]  print a sample config of every plugin\n"+
+			"       morse config [filters]  print a sample config: Telegraf's default plugins, or those the filters name\n"+
 			"       morse version           print the version\n"+
 			"       morse replay --config FILE --output NAME DEADLETTERFILE\n"+
 			"                               send a dead-letter file's metrics through that output again\n\nflags:\n")
@@ -139,6 +155,16 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if opts.testWait < 0 {
+		fmt.Fprintf(stderr, "morse: --test-wait must not be negative, got %d\n", opts.testWait)
+		return nil, errors.New("bad --test-wait")
+	}
+	switch opts.watchConfig {
+	case "", watchNotify, watchInotify, watchPoll:
+	default:
+		fmt.Fprintf(stderr, "morse: --watch-config %q: must be %q (or %q) or %q\n", opts.watchConfig, watchNotify, watchInotify, watchPoll)
+		return nil, errors.New("bad --watch-config")
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "morse: unexpected argument %q\n", fs.Arg(0))

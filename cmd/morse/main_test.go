@@ -156,7 +156,10 @@ func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
 var listenPort = regexp.MustCompile(`(service_address\s*=\s*"[^"]*:)\d+"`)
 
 func TestSampleConfigRunsUnchanged(t *testing.T) {
-	full, _, code := runMorse(t, "config")
+	// Every plugin's sample, enabled: what the filters name is printed uncommented.
+	reg := morse.DefaultRegistry()
+	full, _, code := runMorse(t, "config", "--input-filter", strings.Join(reg.InputNames(), ":"),
+		"--output-filter", strings.Join(reg.OutputNames(), ":"))
 	require.Zero(t, code)
 	require.Contains(t, full, "[[outputs.influxdb]]")
 	require.Contains(t, full, "[[inputs.socket_listener]]")
@@ -165,7 +168,11 @@ func TestSampleConfigRunsUnchanged(t *testing.T) {
 	// test cannot collide with anything else on this machine.
 	conf := writeFile(t, dir, "full.conf", listenPort.ReplaceAllString(full, `${1}0"`))
 	out, stderr, code := runMorse(t, "--config", conf, "--test")
-	require.Zero(t, code, stderr)
+	// The one error: inputs.file's sample reads a file that is not here, so --test exits 1
+	// after printing the rest.
+	require.Equal(t, exitFailed, code, stderr)
+	require.Contains(t, stderr, "morse: input plugins recorded 1 errors\n")
+	require.Contains(t, stderr, `E! [inputs.file] gather error error="could not find file(s): /tmp/metrics.out"`)
 	require.NotEmpty(t, parseTestOutput(t, out))
 
 	// A narrowed sample runs with no change at all.

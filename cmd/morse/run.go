@@ -27,12 +27,17 @@ func run(opts *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "morse: the config has problems:\n%v\n", err)
 		return exitBadArgs
 	}
+	if err := runnable(cfg, opts.testMode()); err != nil {
+		fmt.Fprintf(stderr, "morse: %v\n", err)
+		return exitBadArgs
+	}
 	logger, closeLog, err := newLogger(cfg.Agent, opts.debug, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
 		return exitBadArgs
 	}
 	defer closeLog()
+	warnUnmatchedFilters(cfg, opts, logger)
 	if opts.pprofAddr != "" {
 		stopProfiler, err := serveProfiler(opts.pprofAddr, logger)
 		if err != nil {
@@ -48,8 +53,8 @@ func run(opts *options, stdout, stderr io.Writer) int {
 	}
 	defer paceGC()()
 	switch {
-	case opts.test:
-		return runTest(agent, stdout, stderr)
+	case opts.testMode():
+		return runTest(agent, time.Duration(opts.testWait)*time.Second, stdout, stderr)
 	case opts.once:
 		err := agent.Once(context.Background())
 		reportUnsent(agent, stderr)
@@ -58,6 +63,18 @@ func run(opts *options, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		return exitOK
+	}
+	if opts.pidFile != "" {
+		remove, err := writePidFile(opts.pidFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "morse: %v\n", err)
+			return exitFailed
+		}
+		defer func() {
+			if err := remove(); err != nil {
+				logger.Error("cannot remove the pidfile", "error", err)
+			}
+		}()
 	}
 	return runService(agent, opts, time.Duration(cfg.Agent.ShutdownTimeout), logger, stderr)
 }
@@ -92,11 +109,12 @@ func paceGC() (stop func()) {
 	}
 }
 
-// runTest prints one gather of every input as `telegraf --test` does (testprint.go).
-func runTest(agent *agent.Agent, stdout, stderr io.Writer) int {
+// runTest prints one gather of every input as `telegraf --test` does (testprint.go), and
+// what service inputs add during wait, as --test-wait does.
+func runTest(agent *agent.Agent, wait time.Duration, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	p := newTestPrinter(w)
-	err := agent.Test(context.Background(), p.print)
+	err := agent.TestWait(context.Background(), wait, p.print)
 	err = cmp.Or(err, p.err, w.Flush())
 	if err != nil {
 		fmt.Fprintf(stderr, "morse: %v\n", err)
@@ -114,6 +132,12 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 	defer signal.Stop(hup)
 
 	sm := newServiceManager(logger)
+	watcher, err := watchConfigFiles(opts, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "morse: %v\n", err)
+		return exitBadArgs
+	}
+	defer watcher.Close()
 	done := make(chan error, 1)
 	go func() { done <- agent.Run(ctx) }()
 	ready := agent.Ready()
@@ -133,6 +157,8 @@ func runService(agent *agent.Agent, opts *options, shutdownTimeout time.Duration
 		case <-status.C:
 			sm.status(agent.Status())
 		case <-hup:
+			reload(agent, opts, logger, sm)
+		case <-watcher.Changed():
 			reload(agent, opts, logger, sm)
 		case <-stopping:
 			sm.stopping()
@@ -185,6 +211,9 @@ func stopped(agent *agent.Agent, err error, logger *slog.Logger, stderr io.Write
 func reload(agent *agent.Agent, opts *options, logger *slog.Logger, sm *serviceManager) {
 	sm.reloading()
 	cfg, err := config.Load(opts.loadOptions())
+	if err == nil {
+		err = runnable(cfg, false)
+	}
 	if err != nil {
 		logger.Error("reload refused: the new config has problems; still running the old one", "problems", err.Error())
 		sm.reloaded(err)

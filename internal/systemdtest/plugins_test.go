@@ -50,7 +50,7 @@ func TestEveryPluginUnderHardening(t *testing.T) {
 	since := m.cursor(t)
 	m.writeFile(t, "/etc/morse/morse.d/every-plugin.conf", everyPlugin)
 	m.sh(t, "systemctl reload morse")
-	m.waitJournal(t, since, `msg="config reloaded"`, 30*time.Second, prioDebug)
+	m.waitJournal(t, since, "I! [agent] config reloaded", 30*time.Second, prioDebug)
 	m.waitJournal(t, since, "address=127.0.0.1:8094", 30*time.Second, prioDebug)
 	m.sh(t, `bash -c 'printf "socket_check v=1i\n" > /dev/tcp/127.0.0.1/8094'`)
 
@@ -101,7 +101,7 @@ func TestDocumentedDropIns(t *testing.T) {
 	since := m.cursor(t)
 	m.writeFile(t, "/etc/morse/morse.d/procstat.conf", "[[inputs.procstat]]\n  systemd_unit = \"dbus.service\"\n")
 	m.sh(t, "systemctl reload morse")
-	m.waitJournal(t, since, `msg="config reloaded"`, 30*time.Second, prioDebug)
+	m.waitJournal(t, since, "I! [agent] config reloaded", 30*time.Second, prioDebug)
 	fields := procstatFields(t, m, 0)
 	require.Contains(t, fields, "memory_rss")
 	for _, f := range []string{"num_fds", "memory_pss", "read_bytes"} {

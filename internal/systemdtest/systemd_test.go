@@ -196,21 +196,21 @@ func testJournalPriorities(t *testing.T, m *machine) {
 	// /etc is read-only to the service, so this output's every flush fails with a warning.
 	m.writeFile(t, "/etc/morse/morse.d/warn.conf", "[[outputs.file]]\n  files = [\"/etc/morse/unwritable.lp\"]\n")
 	m.sh(t, "systemctl reload morse")
-	m.waitJournal(t, since, `msg="write failed, will retry"`, time.Minute, prioWarning)
+	m.waitJournal(t, since, "W! [outputs.file] write failed, will retry", time.Minute, prioWarning)
 
 	warnings := m.sh(t, "journalctl --no-pager -q -o cat -u morse -p warning")
-	require.Contains(t, warnings, `level=WARN msg="write failed, will retry" plugin=outputs.file`)
+	require.Contains(t, warnings, "W! [outputs.file] write failed, will retry")
 	require.Contains(t, warnings, "read-only file system")
-	require.NotContains(t, warnings, "level=INFO", "info lines are not warnings")
+	require.NotContains(t, warnings, "I! [", "info lines are not warnings")
 	all := m.sh(t, "journalctl --no-pager -q -o cat -u morse")
-	require.Contains(t, all, `level=INFO msg="agent started"`)
-	require.Contains(t, all, `level=INFO msg="config reloaded"`)
-	require.NotContains(t, all, "time=", "the journal has the time; the line does not repeat it")
+	require.Contains(t, all, "I! [agent] agent started")
+	require.Contains(t, all, "I! [agent] config reloaded")
+	require.NotRegexp(t, `(?m)^\d{4}-\d\d-\d\dT`, all, "the journal has the time; the line does not repeat it")
 
 	m.sh(t, "rm /etc/morse/morse.d/warn.conf")
 	since = m.cursor(t)
 	m.sh(t, "systemctl reload morse")
-	m.waitJournal(t, since, `msg="config reloaded"`, 30*time.Second, prioDebug)
+	m.waitJournal(t, since, "I! [agent] config reloaded", 30*time.Second, prioDebug)
 }
 
 // testReload: the process stays and the unit returns to running.
@@ -219,7 +219,7 @@ func testReload(t *testing.T, m *machine) {
 	since := m.cursor(t)
 	m.writeFile(t, "/etc/morse/morse.d/extra.conf", "[[inputs.mem]]\n  name_override = \"mem_reloaded\"\n")
 	m.sh(t, "systemctl reload morse")
-	line := m.waitJournal(t, since, `msg="config reloaded"`, 30*time.Second, prioDebug)
+	line := m.waitJournal(t, since, "I! [agent] config reloaded", 30*time.Second, prioDebug)
 	require.Contains(t, line, "outputs_kept=1", "the unchanged file output kept its buffer")
 	m.waitFor(t, "systemctl show -p SubState --value morse", 10*time.Second, "running again",
 		func(s string) bool { return strings.TrimSpace(s) == "running" })

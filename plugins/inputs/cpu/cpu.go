@@ -10,11 +10,14 @@
 //
 // Usage on the first gather. A percentage needs two samples, so Telegraf reports no usage on
 // its first gather. morse takes the first sample in Init, which makes the first gather's
-// interval the time since Init. `morse --test` gathers right after Init, usually before the
-// kernel's tick counters (10 ms granularity) have moved. Waiting would delay every start, and
-// reporting nothing would leave --test without cpu lines. So when the first gather finds no
-// usable baseline for a CPU, it reports usage since boot: the delta from all-zero counters,
-// which is the true average over the machine's uptime. Later gathers behave like Telegraf's.
+// interval the time since Init. A first gather soon after Init finds the kernel's tick
+// counters (10 ms granularity) unmoved, or moved by a tick or two, which made usage 100% user
+// or 100% idle. Waiting would delay every start, and reporting nothing would leave the first
+// interval without cpu usage. So when the first gather finds no usable baseline for a CPU,
+// less than minFirstWindow of CPU time since Init, it reports usage since boot: the delta
+// from all-zero counters, which is the true average over the machine's uptime. Later
+// gathers behave like Telegraf's. `morse --test`, as Telegraf's, gathers cpu twice, 500 ms
+// apart, and prints the second (agent.Test).
 //
 // Counters that go backwards. After CPU hotplug, suspend or a VM migration the total time of a
 // CPU can be lower than in the previous sample. Telegraf then ends the gather with an error
@@ -219,12 +222,19 @@ func (c *CPU) Gather(ctx context.Context, acc morse.Accumulator) error {
 	return nil
 }
 
+// minFirstWindow is the least CPU time, in seconds, that the first gather's interval since
+// Init must hold to be used. The kernel counts in ticks of 10 ms (USER_HZ), so a gather a few
+// milliseconds after Init saw one or two ticks, and one tick made usage 100% user or 100%
+// idle (about 3% of --test runs did). 0.5 s is 50 ticks, a resolution of 2%, and the
+// 500 ms that Telegraf's --test waits between its two gathers of cpu.
+const minFirstWindow = 0.5
+
 // baseline picks the sample to compute cur's usage against. ok is false when usage must be
 // skipped for this gather; backwards is true when that is because the counters went back.
 func (c *CPU) baseline(cur cpu.TimesStat) (prev cpu.TimesStat, ok, backwards bool) {
 	prev, have := c.last[cur.CPU]
 	delta := totalTime(cur) - totalTime(prev)
-	if !c.gathered && (!have || delta == 0) {
+	if !c.gathered && (!have || (delta >= 0 && delta < minFirstWindow)) {
 		// First gather with no usable interval since Init: usage since boot, see the
 		// package documentation. Zero counters are the state at boot.
 		return cpu.TimesStat{CPU: cur.CPU}, totalTime(cur) > 0, false

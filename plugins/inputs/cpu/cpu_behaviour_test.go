@@ -210,3 +210,36 @@ func TestGoldenRealGather(t *testing.T) {
 		require.InDelta(t, 100.0, total, 1e-6, "cpu %v", m.Tags())
 	}
 }
+
+// TestFirstGatherIgnoresATickOrTwo: a first gather a few milliseconds after Init saw the
+// counters move by one tick (0.01 s), which made usage 100% user; with less than
+// minFirstWindow since Init it reports usage since boot instead, and from minFirstWindow on
+// the interval since Init.
+func TestFirstGatherIgnoresATickOrTwo(t *testing.T) {
+	tests := []struct {
+		name       string
+		user, idle float64 // seconds since Init
+		sinceBoot  bool
+	}{
+		{name: "one tick of user", user: 0.01, sinceBoot: true},
+		{name: "one tick of idle", idle: 0.01, sinceBoot: true},
+		{name: "49 ticks", user: 0.2, idle: 0.29, sinceBoot: true},
+		{name: "50 ticks", user: 0.1, idle: 0.4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &fakeSource{ticks: []tick{
+				{total: ts("cpu-total", 25, 0, 75)},
+				{total: ts("cpu-total", 25+tt.user, 0, 75+tt.idle)},
+			}}
+			acc := gatherOnce(t, &CPU{TotalCPU: true}, src)
+			ms := acc.Metrics()
+			require.Len(t, ms, 1)
+			want := 100 * tt.user / (tt.user + tt.idle) // over the interval since Init
+			if tt.sinceBoot {
+				want = 100 * (25 + tt.user) / (100 + tt.user + tt.idle) // near 25%, never 100% or 0%
+			}
+			require.InDelta(t, want, testutil.FieldsOf(ms[0])["usage_user"], 1e-9)
+		})
+	}
+}
