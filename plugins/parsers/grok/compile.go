@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 
 	"github.com/morse-agent/morse"
 )
@@ -64,12 +65,12 @@ func compile(o *Options) ([]*pattern, error) {
 	if err := l.prepare(); err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
 	out := make([]*pattern, 0, len(grokPatterns))
 	for i, text := range grokPatterns {
 		p, err := l.pattern(internalName(i))
+		if errors.Is(err, errReported) {
+			continue
+		}
 		if err != nil {
 			errs = append(errs, morse.Errorf("grok_patterns", "%q: %w", text, err))
 			continue
@@ -128,22 +129,87 @@ func (l *library) pattern(name string) (*pattern, error) {
 // ones. The base patterns are full of them (IPV6 has dozens) and nothing reads them, but
 // Go's regexp copies every group's position for each thread of a match: taking them out
 // makes a match several times faster, and matches the same text with the same named
-// captures.
+// captures. The rewrite is made on the text, as Go's parser reads it (FuzzNonCapturing
+// compares the two), and checked: if the result does not parse, has an unnamed capture
+// left or other named ones, expr is kept as it is.
 func withoutUnnamedGroups(expr string) (string, error) {
-	re, err := syntax.Parse(expr, syntax.Perl)
+	orig, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return "", err
 	}
-	return uncapture(re).String(), nil
+	rewritten := nonCapturing(expr)
+	re, err := syntax.Parse(rewritten, syntax.Perl)
+	if err != nil || !slices.Equal(captureNames(re, nil), slices.DeleteFunc(captureNames(orig, nil), func(n string) bool { return n == "" })) {
+		return expr, nil
+	}
+	return rewritten, nil
 }
 
-// uncapture replaces each unnamed capture in re by its content.
-func uncapture(re *syntax.Regexp) *syntax.Regexp {
-	for i, sub := range re.Sub {
-		re.Sub[i] = uncapture(sub)
+// captureNames appends the names of re's captures, "" for an unnamed one, in order.
+func captureNames(re *syntax.Regexp, names []string) []string {
+	if re.Op == syntax.OpCapture {
+		names = append(names, re.Name)
 	}
-	if re.Op == syntax.OpCapture && re.Name == "" {
-		return re.Sub[0]
+	for _, sub := range re.Sub {
+		names = captureNames(sub, names)
 	}
-	return re
+	return names
+}
+
+// nonCapturing writes "(?:" for each "(" of expr that opens an unnamed group: one that is
+// not escaped, quoted (\Q...\E), in a character class or followed by '?'.
+func nonCapturing(expr string) string {
+	var b strings.Builder
+	b.Grow(len(expr) + len(expr)/8)
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\' && strings.HasPrefix(expr[i:], `\Q`):
+			end := strings.Index(expr[i:], `\E`)
+			if end < 0 {
+				end = len(expr) - i - 2
+			}
+			b.WriteString(expr[i : i+end+2])
+			i += end + 1
+		case c == '\\':
+			b.WriteString(expr[i:min(i+2, len(expr))])
+			i++
+		case c == '[':
+			end := classEnd(expr, i)
+			b.WriteString(expr[i:end])
+			i = end - 1
+		case c == '(' && !strings.HasPrefix(expr[i:], "(?"):
+			b.WriteString("(?:")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// classEnd returns the index after the character class that starts at expr[start].
+func classEnd(expr string, start int) int {
+	i := start + 1
+	if i < len(expr) && expr[i] == '^' {
+		i++
+	}
+	if i < len(expr) && expr[i] == ']' { // a ']' first is a member
+		i++
+	}
+	for i < len(expr) {
+		switch {
+		case expr[i] == '\\':
+			i += 2
+		case strings.HasPrefix(expr[i:], "[:"):
+			if end := strings.Index(expr[i+2:], ":]"); end >= 0 {
+				i += end + 4
+			} else {
+				i++
+			}
+		case expr[i] == ']':
+			return i + 1
+		default:
+			i++
+		}
+	}
+	return len(expr)
 }

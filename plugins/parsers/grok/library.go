@@ -50,11 +50,18 @@ type library struct {
 	// aliases maps a capture group's name back to its capture name where the capture name
 	// has characters Go's regexp does not take in group names ('-' and '.').
 	aliases map[string]string
+	// failed holds the patterns already reported as broken; naming one fails with
+	// errReported, which is not reported again.
+	failed map[string]bool
 }
+
+// errReported is the error of a pattern that names a broken one, whose problem was
+// reported on its own.
+var errReported = errors.New("names a broken pattern")
 
 func newLibrary() *library {
 	l := &library{defs: map[string]*definition{}, mods: map[string]modifiers{},
-		expanded: map[string]string{}, expanding: map[string]bool{}, aliases: map[string]string{}}
+		expanded: map[string]string{}, expanding: map[string]bool{}, aliases: map[string]string{}, failed: map[string]bool{}}
 	// The built-in files are well formed; a problem in them fails the package's tests.
 	_ = l.addText(basePatterns, "", false)
 	_ = l.addText(telegrafPatterns, "", true)
@@ -75,7 +82,7 @@ func (l *library) addText(text, key string, custom bool) error {
 		name, pattern, ok := strings.Cut(line, " ")
 		if !ok {
 			// Telegraf's loader fails on such a line (an index out of range).
-			errs = append(errs, morse.Errorf(key, "pattern %q has no definition: a line is NAME, a space, and the pattern", name))
+			errs = append(errs, morse.Errorf(key, "pattern %s has no definition: a line is NAME, a space, and the pattern", name))
 			continue
 		}
 		l.defs[name] = &definition{raw: pattern, text: pattern, key: key, custom: custom, label: "pattern " + name}
@@ -157,13 +164,17 @@ func (l *library) prepare() error {
 		}
 		if err != nil {
 			errs = append(errs, morse.Errorf(def.key, "%s: %w", def.label, err))
+			l.failed[name] = true
 			continue
 		}
 		def.text = text
 	}
 	for _, name := range names {
 		def := l.defs[name]
-		if _, err := l.expand(name); err != nil && def.key != "" {
+		if l.failed[name] {
+			continue
+		}
+		if _, err := l.expand(name); err != nil && def.key != "" && !errors.Is(err, errReported) {
 			errs = append(errs, morse.Errorf(def.key, "%s: %w", def.label, err))
 		}
 	}
@@ -178,6 +189,9 @@ func (l *library) expand(name string) (string, error) {
 	if re, ok := l.expanded[name]; ok {
 		return re, nil
 	}
+	if l.failed[name] {
+		return "", errReported
+	}
 	if l.expanding[name] {
 		return "", fmt.Errorf("pattern %s refers to itself", name)
 	}
@@ -189,6 +203,7 @@ func (l *library) expand(name string) (string, error) {
 	defer delete(l.expanding, name)
 	re, err := l.expandText(def.text)
 	if err != nil {
+		l.failed[name] = true
 		return "", err
 	}
 	l.expanded[name] = re

@@ -39,17 +39,15 @@ type Options struct {
 // grok_unique_timestamp value, unreadable pattern files, and each pattern that does not
 // compile.
 func (o *Options) Validate() error {
-	var errs []error
-	if _, err := o.location(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := o.checkUnique(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := compile(o); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	_, _, err := o.build()
+	return err
+}
+
+// build checks the options and compiles the patterns, reporting every problem.
+func (o *Options) build() ([]*pattern, *time.Location, error) {
+	loc, locErr := o.location()
+	patterns, err := compile(o)
+	return patterns, loc, errors.Join(locErr, o.checkUnique(), err)
 }
 
 // location is grok_timezone's location. Telegraf warns of a zone it cannot load and uses

@@ -50,14 +50,10 @@ var (
 
 // New compiles o's patterns once for every line to come.
 func New(o Options, s parsers.Settings) (*Parser, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	patterns, err := compile(&o)
+	patterns, loc, err := o.build()
 	if err != nil {
 		return nil, err
 	}
-	loc, _ := o.location()
 	return &Parser{
 		patterns:  patterns,
 		multiline: o.GrokMultiline,
