@@ -166,16 +166,18 @@ func buildOutput(reg *morse.Registry, p *Plugin) (*OutputConfig, Errors) {
 	}, errs
 }
 
-// preparePlugin decodes the plugin's own keys and, when they decoded cleanly, lets the plugin
-// validate itself. Validating a half-decoded plugin would only repeat the decoding problems in
-// other words, such as "url is required" after "url: expected a string".
+// preparePlugin decodes the plugin's own keys and, when every key it takes decoded cleanly,
+// lets the plugin validate itself. Validating a half-decoded plugin would only repeat the
+// decoding problems in other words, such as "url is required" after "url: expected a
+// string"; an unknown key leaves nothing half-decoded, so its plugin's own problems (an
+// unknown data_format beside a misspelt option) are reported in the same run.
 func preparePlugin(p *Plugin, plugin any) Errors {
-	errs := p.Decode(plugin)
-	if len(errs) > 0 {
+	errs, whole := p.decode(plugin)
+	if !whole {
 		return errs
 	}
 	if v, ok := plugin.(morse.Validator); ok {
-		errs = placeErrors(p, v.Validate())
+		errs = append(errs, placeErrors(p, v.Validate())...)
 	}
 	return errs
 }

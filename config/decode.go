@@ -38,10 +38,25 @@ type decoder struct {
 	// unknown receives keys of the top-level struct that no field takes. Nil means that they
 	// are problems. Keys of nested tables that no field takes are always problems.
 	unknown func(key string, value any)
+	// unknownKeys counts the problems that are keys no field takes: they leave the struct
+	// as decoded as without the key, so the plugin can still validate itself in the same run.
+	unknownKeys int
 }
 
 func (d *decoder) fail(path, format string, args ...any) {
 	d.problems = append(d.problems, problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// unknownKey records a key that no field takes.
+func (d *decoder) unknownKey(path string) {
+	d.problems = append(d.problems, problem{Path: path, Msg: "unknown key"})
+	d.unknownKeys++
+}
+
+// onlyUnknown reports whether every problem is an unknown key, so that the decoded value
+// is whole: each key that a field takes was decoded.
+func (d *decoder) onlyUnknown() bool {
+	return len(d.problems) == d.unknownKeys
 }
 
 // table decodes the keys of m into the struct that rv points to or holds.
@@ -56,7 +71,7 @@ func (d *decoder) table(path string, m map[string]any, rv reflect.Value) {
 			if unknown != nil {
 				unknown(key, m[key])
 			} else {
-				d.fail(kp, "unknown key")
+				d.unknownKey(kp)
 			}
 			continue
 		}

@@ -100,15 +100,22 @@ func (p *Plugin) has(key string) bool {
 // as morse.Duration and morse.Size) or UnmarshalText decode themselves; a bare time.Duration takes only a
 // string like "10s".
 func (p *Plugin) Decode(v any) Errors {
+	errs, _ := p.decode(v)
+	return errs
+}
+
+// decode is Decode that also reports whether every problem is an unknown key, which leaves
+// v whole, so that the plugin can still validate itself in the same run.
+func (p *Plugin) decode(v any) (Errors, bool) {
 	d := &decoder{}
 	rv := reflect.ValueOf(v)
 	switch {
 	case len(p.rest) == 0:
-		return nil
+		return nil, true
 	case v == nil || rv.Kind() != reflect.Pointer || rv.IsNil():
 		// A plugin without options still rejects every key it was given.
 		for _, k := range sortedKeys(p.rest) {
-			d.fail(k, "unknown key")
+			d.unknownKey(k)
 		}
 	default:
 		if u, ok := v.(unmarshalerTOML); ok {
@@ -123,7 +130,7 @@ func (p *Plugin) Decode(v any) Errors {
 			d.value("", p.rest, rv.Elem())
 		}
 	}
-	return p.errors(d.problems)
+	return p.errors(d.problems), d.onlyUnknown()
 }
 
 // errors places decoder problems in the file.

@@ -90,6 +90,7 @@ func TestLoadProcessingProblems(t *testing.T) {
 [[processors.tag]]
 `)}}})
 	require.EqualError(t, err, ""+
+		"p.conf:1: processors.tag.tag: is required\n"+
 		"p.conf:2: processors.tag.colour: unknown key\n"+
 		"p.conf:3: processors.nosuch: unknown processor plugin\n"+
 		"p.conf:5: aggregators.count.period: must be positive, got 0s\n"+

@@ -75,13 +75,21 @@ func (q *Queue) closeFiles() {
 	q.lockFile.Close()
 }
 
-// listDir returns the ids of the segment and lease files, in order.
+// listDir returns the ids of the segment and lease files, in order. It removes what a
+// crash in the middle of a write-back left (rewrite's temporary files): the rename that
+// would have put one in place never happened, so it is partial and nothing reads it.
 func listDir(dir string) (segs, leases []uint64, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("diskq: %w", err)
 	}
 	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), restoreSuffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
+				return nil, nil, fmt.Errorf("diskq: remove a partial write-back: %w", err)
+			}
+			continue
+		}
 		name, ext, _ := strings.Cut(e.Name(), ".")
 		id, perr := strconv.ParseUint(name, 16, 64)
 		switch {

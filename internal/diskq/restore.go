@@ -225,10 +225,13 @@ func (q *Queue) writeBackLease(l *Lease) error {
 	return nil
 }
 
+// restoreSuffix ends the temporary name of a file being written back.
+const restoreSuffix = ".restore"
+
 // rewrite writes a file under a temporary name (which Open ignores) and renames it into
 // place, so that a crash meanwhile never leaves a partial file under the real name.
 func (q *Queue) rewrite(name string, fill func(*os.File) error) (*os.File, error) {
-	tmp := q.path(name + ".restore")
+	tmp := q.path(name + restoreSuffix)
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("diskq: write back %s: %w", name, noSpace(err))

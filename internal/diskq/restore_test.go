@@ -230,3 +230,21 @@ func TestRestoredPositionCountsDamage(t *testing.T) {
 	require.Zero(t, unknown)
 	require.EqualValues(t, 88, int64(len(got))+items, "read %d, counted %d", len(got), items)
 }
+
+// A crash in the middle of a write-back leaves a temporary file that was never renamed into
+// place; the next start removes it, and reads the queue as it was.
+func TestOpenRemovesPartialWriteBacks(t *testing.T) {
+	dir := t.TempDir()
+	q, _ := openQueue(t, dir, testOptions(nil))
+	appendRecords(t, q, 0, 10, 5)
+	require.NoError(t, q.Close())
+	segs := segmentFiles(t, dir)
+	require.NotEmpty(t, segs)
+	partial := filepath.Join(dir, filepath.Base(segs[0])+restoreSuffix)
+	require.NoError(t, os.WriteFile(partial, []byte("half a segment"), 0o600))
+
+	q2, rec := openQueue(t, dir, testOptions(nil))
+	require.Equal(t, 50, rec.Items)
+	require.NoFileExists(t, partial)
+	require.Equal(t, seq(0, 50), readAll(t, q2, 7))
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/parsers/dataformat"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -65,7 +66,7 @@ func TestRegisteredWithTelegrafDefaults(t *testing.T) {
 	e, ok := info.New().(*Exec)
 	require.True(t, ok)
 	require.Equal(t, 5*time.Second, time.Duration(e.Timeout))
-	require.Equal(t, "influx", e.DataFormat, "morse reads line protocol only, so that is the default (Telegraf's is json)")
+	require.Equal(t, "influx", e.DataFormat, "morse keeps influx, the default of every other input (Telegraf's is json for exec)")
 	require.False(t, e.IgnoreError)
 
 	option := regexp.MustCompile(`(?m)^\s*# (\w+ = .*)$`)
@@ -84,8 +85,10 @@ func TestValidate(t *testing.T) {
 		change func(e *Exec)
 		want   string
 	}{
-		{name: "Telegraf's json default is refused, not misread", change: func(e *Exec) { e.DataFormat = "json" },
-			want: `data_format: "json" is not supported`},
+		{name: "unknown data_format", change: func(e *Exec) { e.DataFormat = "grok" },
+			want: `data_format: "grok" is not a data format morse reads`},
+		{name: "a format's option", change: func(e *Exec) { e.DataFormat, e.Value.DataType = "value", "decimal" },
+			want: `data_type: unknown data type "decimal"`},
 		{name: "timeout", change: func(e *Exec) { e.Timeout = 0 }, want: "timeout: must be positive"},
 		{name: "environment", change: func(e *Exec) { e.Environment = []string{"NOVALUE"} }, want: `environment: "NOVALUE" is not of the form KEY=value`},
 		{name: "quoting", change: func(e *Exec) { e.Command = `echo "unterminated` }, want: "unterminated double-quoted string"},
@@ -132,8 +135,32 @@ func TestExactlyTheLinesWritten(t *testing.T) {
 	require.Equal(t, parsed(t, lines), acc.Metrics(), "the valid lines around a malformed one are kept, each once")
 	errs := acc.Errors()
 	require.Len(t, errs, 1)
-	require.ErrorContains(t, errs[0], "1 of 3 lines of the output of")
-	require.ErrorContains(t, errs[0], "unable to parse 'this is not line protocol'")
+	require.ErrorContains(t, errs[0], "exec: 1 entries of the output of")
+	require.ErrorContains(t, errs[0], `line 2: `)
+	require.ErrorContains(t, errs[0], `"this is not line protocol"`)
+}
+
+// TestLogfmtOutput reads a command's output in data_format "logfmt": each line is a metric
+// named "exec", and a malformed line is reported with its line and column while the lines
+// around it are kept.
+func TestLogfmtOutput(t *testing.T) {
+	dir := t.TempDir()
+	cmd := script(t, dir, "logfmt.sh", `printf 'host=a load=0.5 up=true\nbad="open\nhost=b load=2 msg="all good"\n'`+"\n")
+	e := newExec(cmd)
+	e.DataFormat, e.Logfmt = "logfmt", dataformat.Logfmt{LogfmtTagKeys: []string{"host"}}
+	acc := gather(t, e)
+	var got []string
+	for _, m := range acc.Metrics() {
+		got = append(got, testutil.Canon([]morse.Metric{m.WithTime(time.Unix(0, 0))})[0])
+	}
+	require.Equal(t, []string{
+		"exec,host=a load=float:0.5,up=boolean:true 0",
+		`exec,host=b load=integer:2,msg=string:"all good" 0`,
+	}, got)
+	errs := acc.Errors()
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs[0], `exec: 1 entries of the output of`)
+	require.ErrorContains(t, errs[0], `line 2, column 10: unterminated quoted value: "bad=\"open"`)
 }
 
 func TestGlobArgumentsAndEnvironment(t *testing.T) {

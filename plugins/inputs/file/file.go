@@ -1,6 +1,7 @@
 // Package file is the inputs.file plugin. Every interval it reads each file that matches
-// its patterns in full and parses it as line protocol, with Telegraf's options: files
-// (globs, ** included), character_encoding, data_format, file_tag and file_path_tag.
+// its patterns in full and parses it in its data_format, with Telegraf's options: files
+// (globs, ** included), character_encoding, data_format and its options, file_tag and
+// file_path_tag.
 //
 // A pattern that matches nothing, a file that cannot be read and malformed lines are
 // reported through acc.AddError; the other files, and the valid lines around a malformed
@@ -11,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +22,8 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/inputs/file/globpath"
-	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers"
+	"github.com/morse-agent/morse/plugins/parsers/dataformat"
 )
 
 // Description is the one-line summary that `morse config` prints above the sample.
@@ -35,8 +38,8 @@ type File struct {
 	Files []string `toml:"files"`
 	// CharacterEncoding is "", "utf-8", "utf-16le" or "utf-16be".
 	CharacterEncoding string `toml:"character_encoding"`
-	// DataFormat is the format of the files; only "influx" is read.
-	DataFormat string `toml:"data_format"`
+	// Config is data_format ("influx" by default) and the options of each format.
+	dataformat.Config
 	// FileTag names a tag that receives the file's base name; empty adds none.
 	FileTag string `toml:"file_tag"`
 	// FilePathTag names a tag that receives the file's absolute path; empty adds none.
@@ -50,7 +53,7 @@ var (
 )
 
 // New returns the plugin with Telegraf's defaults.
-func New() *File { return &File{DataFormat: "influx"} }
+func New() *File { return &File{Config: dataformat.Config{DataFormat: "influx"}} }
 
 func init() {
 	morse.RegisterInput(morse.InputInfo{
@@ -63,16 +66,14 @@ func init() {
 
 // Validate checks the options and compiles the patterns.
 func (f *File) Validate() error {
-	if f.DataFormat != "influx" {
-		return morse.Errorf("data_format", "%q is not supported: morse reads \"influx\" (line protocol)", f.DataFormat)
-	}
+	errs := []error{f.Config.Validate()}
 	if err := CheckEncoding(f.CharacterEncoding); err != nil {
-		return morse.Errorf("character_encoding", "%v", err)
+		errs = append(errs, morse.Errorf("character_encoding", "%v", err))
 	}
 	if _, err := compile(f.Files); err != nil {
-		return morse.Errorf("files", "%v", err)
+		errs = append(errs, morse.Errorf("files", "%v", err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func compile(patterns []string) ([]*globpath.Glob, error) {
@@ -114,6 +115,13 @@ func (f *File) gatherFile(name string, acc morse.Accumulator) {
 		return
 	}
 	data = Decode(f.CharacterEncoding, data)
+	// A parser per file and gather, as Telegraf's file input makes: a format that keeps
+	// state from payload to payload (csv's header rows) reads each file from its start.
+	parser, err := f.NewParser(parsers.Settings{MetricName: "file"})
+	if err != nil {
+		acc.AddError(err)
+		return
+	}
 	var tags []morse.Tag
 	if f.FileTag != "" {
 		tags = append(tags, morse.Tag{Key: f.FileTag, Value: filepath.Base(name)})
@@ -123,14 +131,14 @@ func (f *File) gatherFile(name string, acc morse.Accumulator) {
 			tags = append(tags, morse.Tag{Key: f.FilePathTag, Value: abs})
 		}
 	}
-	res := (&influx.Parser{}).Parse(data, func(m morse.Metric) {
+	err = parser.Parse(data, func(m morse.Metric) {
 		for _, t := range tags {
 			m = m.WithTag(t.Key, t.Value)
 		}
 		acc.AddMetric(m)
 	})
-	if err := res.Err(); err != nil {
-		acc.AddError(fmt.Errorf("could not parse %d of %d lines of %q: %w", res.Errors, res.Lines, name, err))
+	if err != nil {
+		acc.AddError(fmt.Errorf("could not parse %q, %d entries refused: %w", name, parsers.Refused(err), err))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/BurntSushi/toml"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/parsers/dataformat"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -64,10 +66,13 @@ func TestValidate(t *testing.T) {
 		f    File
 		want string
 	}{
-		{f: File{DataFormat: "json", Files: []string{"x"}}, want: `data_format: "json" is not supported`},
-		{f: File{DataFormat: "influx"}, want: ""}, // no files: nothing to read, as in Telegraf
-		{f: File{DataFormat: "influx", Files: []string{"x["}}, want: "files: could not compile glob"},
-		{f: File{DataFormat: "influx", Files: []string{"x"}, CharacterEncoding: "latin1"}, want: `character_encoding: unsupported encoding "latin1"`},
+		{f: File{Config: dataformat.Config{DataFormat: "grok"}, Files: []string{"x"}}, want: `data_format: "grok" is not a data format morse reads`},
+		{f: File{}, want: ""}, // no files: nothing to read, as in Telegraf
+		{f: File{Files: []string{"x["}}, want: "files: could not compile glob"},
+		{f: File{Files: []string{"x"}, CharacterEncoding: "latin1"}, want: `character_encoding: unsupported encoding "latin1"`},
+		{f: File{Config: dataformat.Config{DataFormat: "value", Value: dataformat.Value{DataType: "x"}}, CharacterEncoding: "latin1"},
+			want: "data_type: unknown data type \"x\": use \"integer\", \"float\", \"string\", \"base64\", \"boolean\", \"auto_integer\" or \"auto_float\"\n" +
+				"character_encoding: unsupported encoding \"latin1\""},
 	} {
 		if tt.want == "" {
 			require.NoError(t, tt.f.Validate())
@@ -86,12 +91,40 @@ func TestExactlyTheLinesWritten(t *testing.T) {
 	acc := gather(t, f)
 	require.Equal(t, parsed(t, good), acc.Metrics(), "the valid lines around a malformed one, each once")
 	require.Len(t, acc.Errors(), 1)
-	require.ErrorContains(t, acc.Errors()[0], "could not parse 1 of 3 lines")
+	require.ErrorContains(t, acc.Errors()[0], `a.out", 1 entries refused: line 2: `)
 
 	// The whole file is read again on every gather, as in Telegraf.
 	acc.Clear()
 	require.NoError(t, f.Gather(context.Background(), acc))
 	require.Equal(t, parsed(t, good), acc.Metrics())
+}
+
+// TestValueFormat reads files in data_format "value": each file is one metric named
+// "file", and a file whose value is not of data_type is reported with its position
+// while the others are kept.
+func TestValueFormat(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.val"), "12.5\n")
+	write(t, filepath.Join(dir, "b.val"), "1\n2\nwarm\n")
+	write(t, filepath.Join(dir, "c.val"), "  7 8\n")
+	f := New()
+	f.Files = []string{filepath.Join(dir, "*.val")}
+	f.DataFormat, f.Value = "value", dataformat.Value{DataType: "float", ValueFieldName: "temp"}
+	f.FileTag = "file"
+	require.NoError(t, f.Validate())
+	acc := gather(t, f)
+	require.Equal(t, []string{"file,file=a.val temp=float:12.5 0", "file,file=c.val temp=float:8 0"}, testutil.Canon(zeroTime(acc.Metrics())))
+	require.Len(t, acc.Errors(), 1)
+	require.ErrorContains(t, acc.Errors()[0], `b.val", 1 entries refused: line 3, column 1: not a float (invalid syntax): "warm"`)
+}
+
+// zeroTime sets each metric's time to zero: a format without timestamps takes the clock's.
+func zeroTime(ms []morse.Metric) []morse.Metric {
+	out := make([]morse.Metric, len(ms))
+	for i, m := range ms {
+		out[i] = m.WithTime(time.Unix(0, 0))
+	}
+	return out
 }
 
 func TestGlobsTagsAndMissingFiles(t *testing.T) {

@@ -83,8 +83,18 @@ func (h *handler) refuse(w http.ResponseWriter, err error, code int, v2 bool, ou
 		h.l.c.busy.Incr()
 		wait := retryAfter(time.Duration(h.l.BackpressureMaxWait))
 		w.Header().Set("Retry-After", strconv.Itoa(wait))
-		msg = fmt.Sprintf("the outputs are full and did not make room within backpressure_max_wait (%s); %s before the wait, retry the rest after %d s",
-			time.Duration(h.l.BackpressureMaxWait), out.kept(), wait)
+		if morse.WaitForDisk(doneCtx, h.acc) != nil {
+			// The lines parsed may sit in memory only, behind a disk that refuses writes:
+			// "accepted" would let a sender that resends only the rest lose them on a crash.
+			// Points written twice overwrite themselves in InfluxDB, so the whole write is
+			// safe to send again.
+			msg = fmt.Sprintf("an output's disk buffer cannot write to its disk and holds metrics in memory only; "+
+				"%d lines were parsed but are not safely kept within backpressure_max_wait (%s): send the whole write again after %d s",
+				out.metrics, time.Duration(h.l.BackpressureMaxWait), wait)
+		} else {
+			msg = fmt.Sprintf("the outputs are full and did not make room within backpressure_max_wait (%s); %s before the wait, retry the rest after %d s",
+				time.Duration(h.l.BackpressureMaxWait), out.kept(), wait)
+		}
 		v2code = "unavailable"
 	default:
 		httpError(w, err.Error(), code)

@@ -14,6 +14,7 @@ import (
 	influxser "github.com/morse-agent/morse/plugins/serializers/influx"
 	jsonser "github.com/morse-agent/morse/plugins/serializers/json"
 	msgpackser "github.com/morse-agent/morse/plugins/serializers/msgpack"
+	"github.com/morse-agent/morse/selfstat"
 )
 
 // TestBroker runs every test that needs a broker against one Apache Kafka, started once:
@@ -24,6 +25,7 @@ func TestBroker(t *testing.T) {
 		"group.min.session.timeout.ms": "1000",
 	}})
 	t.Run("formats", func(t *testing.T) { testFormats(t, srv) })
+	t.Run("value format counts refused entries", func(t *testing.T) { testValueFormat(t, srv) })
 	t.Run("output down holds the consumer", func(t *testing.T) { testOutputDown(t, srv) })
 	t.Run("two consumers share and take over", func(t *testing.T) { testTwoConsumers(t, srv) })
 	t.Run("kill -9 loses nothing", func(t *testing.T) { testKill(t, srv) })
@@ -119,4 +121,33 @@ func testFormats(t *testing.T, srv *testserver.Kafka) {
 			require.True(t, want.Time().Equal(got.Time()), "time %s, want %s", got.Time(), want.Time())
 		})
 	}
+}
+
+// testValueFormat: messages in data_format "value" are one metric each, named
+// kafka_consumer; a message whose value is not of data_type is counted in parse_errors and
+// its neighbours are kept.
+func testValueFormat(t *testing.T, srv *testserver.Kafka) {
+	const topic = "fmt-value"
+	srv.CreateTopic(t, topic, 1, nil)
+	cl := srv.Client(t, kgo.DefaultProduceTopic(topic))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var recs []*kgo.Record
+	for _, v := range []string{"1.5\n", "warm", "3"} {
+		recs = append(recs, &kgo.Record{Value: []byte(v)})
+	}
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+
+	k := New()
+	k.Brokers, k.Topics, k.ConsumerGroup = []string{srv.Addr()}, []string{topic}, "fmt-value"
+	k.DataFormat, k.DataType = "value", "float"
+	st := selfstat.NewPluginStats(selfstat.New(), "internal_kafka_consumer", nil)
+	k.SetStats(st)
+	var got []string
+	for _, m := range consumeWith(t, k, 2) {
+		got = append(got, testutil.Canon([]morse.Metric{m.WithTime(time.Unix(0, 0))})[0])
+	}
+	require.Equal(t, []string{"kafka_consumer value=float:1.5 0", "kafka_consumer value=float:3 0"}, got)
+	require.Equal(t, int64(3), st.Counter("messages").Get())
+	require.Equal(t, int64(1), st.Counter("parse_errors").Get())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/throttle"
+	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -120,7 +121,7 @@ func (c *consumer) handle(r *kgo.Record) {
 			"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "max_message_len", max)
 	} else {
 		if err := c.k.parse(r.Value, func(m morse.Metric) { ms = append(ms, m) }); err != nil {
-			c.parseErrors.Incr()
+			c.parseErrors.Add(int64(parsers.Refused(err))) // each refused entry
 			c.errs.Log(c.log, slog.LevelError, "message not fully parsed", "topic", r.Topic,
 				"partition", r.Partition, "offset", r.Offset, "error", err)
 		}

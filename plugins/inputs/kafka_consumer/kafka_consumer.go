@@ -193,7 +193,7 @@ func (k *KafkaConsumer) Validate() error {
 	if k.SessionTimeout < morse.Duration(time.Second) || k.RebalanceTimeout < morse.Duration(time.Second) {
 		bad("session_timeout", "session_timeout and rebalance_timeout must be at least 1s")
 	}
-	errs = append(errs, k.ClientConfig.Validate(), k.Format.validate())
+	errs = append(errs, k.ClientConfig.Validate(), k.Format.Validate())
 	return errors.Join(errs...)
 }
 
@@ -208,7 +208,7 @@ var balancers = map[string]func() kgo.GroupBalancer{
 // Init prepares the parser and logs once each option that is accepted but has no effect.
 func (k *KafkaConsumer) Init() error {
 	var err error
-	if k.parse, err = k.Format.parser(nil); err != nil {
+	if k.parse, err = newParser(&k.Format, nil); err != nil {
 		return err
 	}
 	for _, w := range k.warnings() {
@@ -254,7 +254,7 @@ func (k *KafkaConsumer) Start(_ context.Context, acc morse.Accumulator) error {
 	}
 	if la, ok := acc.(morse.LineAccumulator); ok {
 		// Line protocol the outputs write as it is need not be taken apart.
-		parse, err := k.Format.parser(la.PrefersLines)
+		parse, err := newParser(&k.Format, la.PrefersLines)
 		if err != nil {
 			return err
 		}

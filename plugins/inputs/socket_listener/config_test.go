@@ -8,6 +8,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // TestTelegrafOptionsLoad loads a table written with Telegraf's option names through the
@@ -40,7 +41,7 @@ func TestTelegrafOptionsLoad(t *testing.T) {
 	require.Equal(t, morse.Size(1<<20), s.ReadBufferSize)
 	require.Equal(t, 3, s.UDPReceivers)
 	require.Equal(t, "gzip", s.ContentEncoding)
-	require.Equal(t, morse.Duration(time.Millisecond), s.InfluxTimestampPrecision)
+	require.Equal(t, influx.Precision(time.Millisecond), s.InfluxTimestampPrecision)
 	require.Equal(t, []string{"ca.pem"}, s.AllowedCACerts)
 	require.Equal(t, "TLS13", s.MinVersion)
 	require.Equal(t, time.Duration(0), New().keepAlive(), "unset keeps Go's default")
@@ -48,9 +49,15 @@ func TestTelegrafOptionsLoad(t *testing.T) {
 	_, err = config.Load(config.Options{Sources: []config.Source{{Name: "bad.conf", Data: []byte(`
 [[inputs.socket_listener]]
   service_address = "udp://127.0.0.1:8094"
-  data_format = "json"
+  data_format = "grok"
+  grok_patterns = ["%{COMBINED_LOG_FORMAT}"]
+  content_encoding = "br"
 `)}}})
-	require.ErrorContains(t, err, `bad.conf:4: inputs.socket_listener.data_format: "json" is not supported`)
+	// Every problem in one run: the unknown format, the key no format takes (until grok is
+	// registered), and the listener's own option.
+	require.ErrorContains(t, err, `bad.conf:4: inputs.socket_listener.data_format: "grok" is not a data format morse reads`)
+	require.ErrorContains(t, err, `bad.conf:5: inputs.socket_listener.grok_patterns: unknown key`)
+	require.ErrorContains(t, err, `bad.conf:6: inputs.socket_listener.content_encoding: "br" is not supported`)
 }
 
 // TestUDPReceiversShareOnePort binds several sockets to one port, as SO_REUSEPORT allows.

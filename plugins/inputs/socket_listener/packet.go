@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers"
 )
 
 const (
@@ -303,7 +304,8 @@ type datagramParser struct {
 	emit  func(morse.Metric)
 	br    bytes.Reader
 	gz    *gzip.Reader
-	plain bytes.Buffer // a decompressed datagram
+	plain bytes.Buffer   // a decompressed datagram
+	other parsers.Parser // the parser of a data_format other than influx, built when first needed
 }
 
 // handleDatagram parses one datagram on its own: a line never continues in the next
@@ -320,6 +322,10 @@ func handleDatagram[S slog.LogValuer](d *datagramParser, b []byte, from S) {
 			d.sl.ioLog.Log(d.sl.log, slog.LevelWarn, "cannot decompress datagram", "from", from, "error", err)
 			return
 		}
+	}
+	if d.sl.other {
+		c.lines.Add(int64(d.parseDatagram(b, from)))
+		return
 	}
 	res := d.sl.parser.Parse(b, d.emit)
 	if res.Errors > 0 {

@@ -87,11 +87,9 @@ type SocketListener struct {
 	ContentEncoding string `toml:"content_encoding"`
 	// MaxDecompressionSize bounds one gzip datagram after decompression.
 	MaxDecompressionSize morse.Size `toml:"max_decompression_size"`
-	// DataFormat must be "influx".
-	DataFormat string `toml:"data_format"`
-	// InfluxTimestampPrecision is the unit of the timestamps sent: 1ns (the default), 1us,
-	// 1ms or 1s.
-	InfluxTimestampPrecision morse.Duration `toml:"influx_timestamp_precision"`
+	// dataFormat is data_format ("influx" by default) and the options of each format,
+	// such as influx_timestamp_precision.
+	dataFormat
 	// Backpressure makes a stream connection (TCP, unix) stop reading while an output it
 	// feeds keeps up with its sink but holds a backlog past its buffer's high-water mark,
 	// so that the kernel's flow control slows the sender instead of the buffer evicting.
@@ -109,6 +107,9 @@ type SocketListener struct {
 	mode   os.FileMode
 	tlsCfg *tls.Config
 	parser influx.Parser
+	// other is set when data_format is not influx: each connection and each datagram
+	// receiver builds a parser of its own from it, since a format may keep state.
+	other  bool
 	c      counters
 	errLog *throttle.Throttle // malformed lines
 	ioLog  *throttle.Throttle // refused connections, read and handshake errors
@@ -159,7 +160,7 @@ func New() *SocketListener {
 		ReadTimeout:          morse.Duration(5 * time.Minute),
 		ContentEncoding:      "identity",
 		MaxDecompressionSize: defaultMaxDecompressionSize,
-		DataFormat:           "influx",
+		dataFormat:           dataFormat{DataFormat: "influx"},
 		Backpressure:         true,
 	}
 }
@@ -181,9 +182,7 @@ func (s *SocketListener) Validate() error {
 	if err != nil {
 		errs = append(errs, morse.Errorf("service_address", "%v", err))
 	}
-	if s.DataFormat != "" && s.DataFormat != "influx" {
-		errs = append(errs, morse.Errorf("data_format", "%q is not supported: socket_listener reads only \"influx\" (line protocol)", s.DataFormat))
-	}
+	errs = append(errs, s.dataFormat.Validate())
 	if s.MaxConnections < 0 {
 		errs = append(errs, morse.Errorf("max_connections", "must not be negative (0 means no cap), got %d", s.MaxConnections))
 	}
@@ -204,11 +203,6 @@ func (s *SocketListener) Validate() error {
 	}
 	if _, err := parseMode(s.SocketMode); err != nil {
 		errs = append(errs, morse.Errorf("socket_mode", "%v", err))
-	}
-	switch time.Duration(s.InfluxTimestampPrecision) {
-	case 0, time.Nanosecond, time.Microsecond, time.Millisecond, time.Second:
-	default:
-		errs = append(errs, morse.Errorf("influx_timestamp_precision", "%s is not supported: use \"1ns\", \"1us\", \"1ms\" or \"1s\"", s.InfluxTimestampPrecision))
 	}
 	errs = append(errs, s.validateTelegraf()...)
 	errs = append(errs, s.ValidateTLS())
@@ -243,7 +237,15 @@ func (s *SocketListener) Init() error {
 		return err
 	}
 	s.tlsCfg = cfg
-	s.parser = influx.Parser{Precision: time.Duration(s.InfluxTimestampPrecision)}
+	p, err := s.NewParser(s.settings())
+	if err != nil {
+		return err
+	}
+	if e, ok := p.(influx.Entries); ok {
+		s.parser = *e.Parser // its own paths: ParseReader on streams, LineMetrics
+	} else {
+		s.other = true
+	}
 	// Zero means the default, as in Telegraf (whose default is 500MB; morse's is 4MiB,
 	// see New).
 	if s.MaxDecompressionSize == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -145,6 +146,51 @@ func sendDatagrams(t *testing.T, addr net.Addr, lines []string) {
 	}
 }
 
+// TestValueFormat reads data_format "value": a stream one line at a time, a datagram whole;
+// a value that is not of data_type is counted in parse_errors and logged with its line,
+// and the good ones around it arrive.
+func TestValueFormat(t *testing.T) {
+	for _, tc := range []struct {
+		address string
+		send    []string
+		lines   int64
+	}{
+		{"tcp://127.0.0.1:0", []string{"1\r\n2.5\nwarm\n\n3"}, 4},
+		{"udp://127.0.0.1:0", []string{"1\n", "2.5", "warm\n", "3\n"}, 4},
+	} {
+		t.Run(tc.address[:3], func(t *testing.T) {
+			var logs testutil.Logs
+			s := New()
+			s.ServiceAddress, s.DataFormat, s.DataType = tc.address, "value", "float"
+			s.SetLogger(logs.Logger())
+			require.NoError(t, s.Init())
+			acc, st := start(t, s)
+			conn, err := net.Dial(s.Addr().Network(), s.Addr().String())
+			require.NoError(t, err)
+			for _, d := range tc.send {
+				_, err = conn.Write([]byte(d))
+				require.NoError(t, err)
+			}
+			require.NoError(t, conn.Close())
+			waitMetrics(t, acc, 3)
+			var got []string
+			for _, m := range acc.Metrics() {
+				got = append(got, testutil.Canon([]morse.Metric{m.WithTime(time.Unix(0, 0))})[0])
+			}
+			require.Equal(t, []string{"socket_listener value=float:1 0", "socket_listener value=float:2.5 0", "socket_listener value=float:3 0"}, got)
+			require.Eventually(t, func() bool { return st.Counter("lines_received").Get() == tc.lines }, waitFor, time.Millisecond,
+				"lines_received %d", st.Counter("lines_received").Get())
+			require.Equal(t, int64(1), st.Counter("parse_errors").Get())
+			require.Len(t, logs.Warnings(), 1)
+			want := `line 3, column 1: not a float (invalid syntax): "warm"`
+			if tc.address[:3] == "udp" {
+				want = `line 1, column 1: not a float (invalid syntax): "warm"`
+			}
+			require.Contains(t, logs.Warnings()[0], want)
+		})
+	}
+}
+
 // TestMalformedLinesAreCountedAndTheStreamGoesOn sends bad lines between good ones over one
 // connection and over datagrams; the good ones arrive and the bad ones are counted.
 func TestMalformedLinesAreCountedAndTheStreamGoesOn(t *testing.T) {
@@ -181,12 +227,12 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "127.0.0.1:8094" }},
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "sctp://127.0.0.1:8094" }},
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "tcp://localhost" }},
-		{"data_format", func(s *SocketListener) { s.DataFormat = "json" }},
+		{"data_format", func(s *SocketListener) { s.DataFormat = "grok" }},
 		{"max_connections", func(s *SocketListener) { s.MaxConnections = -1 }},
 		{"udp_receivers", func(s *SocketListener) { s.UDPReceivers = -2 }},
 		{"content_encoding", func(s *SocketListener) { s.ContentEncoding = "br" }},
 		{"socket_mode", func(s *SocketListener) { s.SocketMode = "rw-rw----" }},
-		{"influx_timestamp_precision", func(s *SocketListener) { s.InfluxTimestampPrecision = morse.Duration(time.Minute) }},
+		{"influx_timestamp_precision", func(s *SocketListener) { s.InfluxTimestampPrecision = influx.Precision(time.Minute) }},
 		{"tls_cert", func(s *SocketListener) { s.Cert = "cert.pem" }},
 		{"tls_min_version", func(s *SocketListener) { s.MinVersion = "TLS11" }},
 		{"tls_cert", func(s *SocketListener) {
@@ -206,7 +252,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 // TestTimestampPrecision reads second timestamps when influx_timestamp_precision says so.
 func TestTimestampPrecision(t *testing.T) {
 	s := newListener(t, "udp://127.0.0.1:0", func(s *SocketListener) {
-		s.InfluxTimestampPrecision = morse.Duration(time.Second)
+		s.InfluxTimestampPrecision = influx.Precision(time.Second)
 	})
 	acc, _ := start(t, s)
 	sendDatagrams(t, s.Addr(), []string{"m v=1 1700000000"})

@@ -170,10 +170,15 @@ func (srv *streamServer) handle(conn net.Conn) {
 		cr.pending++
 		sink.add(m)
 	}
-	err := sl.parser.ParseReader(r, emit, func(e influx.LineError) {
-		cr.pending++
-		sl.lineError(e, from)
-	})
+	var err error
+	if sl.other {
+		err = sl.parseLines(r, emit, from, &cr.pending)
+	} else {
+		err = sl.parser.ParseReader(r, emit, func(e influx.LineError) {
+			cr.pending++
+			sl.lineError(e, from)
+		})
+	}
 	if err != nil {
 		srv.readError(from, "connection ended", err)
 	}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/inputs/file/globpath"
+	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -25,9 +27,13 @@ const readChunk = 64 << 10
 // watcher is the state of the following goroutine. Only that goroutine touches it once
 // Start has returned.
 type watcher struct {
-	tail      *Tail
-	acc       morse.Accumulator
-	parser    influx.Parser
+	tail *Tail
+	acc  morse.Accumulator
+	// influx is the line protocol parser, which reads a chunk of lines at once; newParser
+	// builds the parser of any other data_format, one per followed file as in Telegraf
+	// (csv's header rows are each file's), handed one line at a time.
+	influx    *influx.Parser
+	newParser func() (parsers.Parser, error)
 	followers map[string]*follower
 	// consumed remembers how far files that were renamed away were read, so that a rotated
 	// file which still matches a pattern under its new name is not read twice. Entries
@@ -48,6 +54,7 @@ type consumedAt struct {
 // follower follows one path.
 type follower struct {
 	path    string
+	parser  parsers.Parser // of a data_format other than influx
 	f       *os.File
 	info    os.FileInfo // of the open file, to tell a new file under the same name
 	id      fileID
@@ -113,6 +120,14 @@ func (w *watcher) poll() {
 // follow starts following path, from its start or its end.
 func (w *watcher) follow(path string, fromStart bool) {
 	fl := &follower{path: path}
+	if w.newParser != nil {
+		p, err := w.newParser()
+		if err != nil { // not reached: Start built one with the same options
+			w.acc.AddError(fmt.Errorf("tail: %q: %w", path, err))
+			return
+		}
+		fl.parser = p
+	}
 	w.followers[path] = fl
 	w.open(fl, fromStart)
 }
@@ -243,16 +258,54 @@ func (w *watcher) lines(fl *follower, data []byte) {
 		}
 		return
 	}
+	// The chunk starts where the partial line did: data ends at fl.offset.
+	at := fl.offset - int64(len(data)) - int64(len(fl.partial))
 	chunk := append(fl.partial, data[:end+1]...)
 	fl.partial = append([]byte(nil), data[end+1:]...)
-	res := w.parser.Parse(w.tail.filter(w.tail.decode(chunk)), func(m morse.Metric) {
+	emit := func(m morse.Metric) {
 		if w.tail.PathTag != "" {
 			m = m.WithTag(w.tail.PathTag, fl.path)
 		}
 		w.acc.AddMetric(m)
-	})
-	if err := res.Err(); err != nil {
-		w.acc.AddError(fmt.Errorf("tail: malformed lines in %q: %w", fl.path, err))
+	}
+	if w.influx != nil {
+		res := w.influx.Parse(w.tail.filter(w.tail.decode(chunk)), emit)
+		if err := res.Err(); err != nil {
+			w.acc.AddError(fmt.Errorf("tail: malformed lines in %q: %w", fl.path, err))
+		}
+		return
+	}
+	w.eachLine(fl, chunk, at, emit)
+}
+
+// eachLine hands the lines of chunk, which starts at byte at of the file, to the parser
+// one at a time, without their line ending, and reports the refused ones with the byte
+// where their line starts.
+func (w *watcher) eachLine(fl *follower, chunk []byte, at int64, emit func(morse.Metric)) {
+	lp, _ := fl.parser.(parsers.LineParser)
+	var refused int
+	var msgs []string
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		line := chunk[:i]
+		line = w.tail.filter(w.tail.decode(bytes.TrimSuffix(line, []byte("\r"))))
+		var err error
+		if lp != nil {
+			err = lp.ParseLine(line, emit)
+		} else {
+			err = fl.parser.Parse(line, emit)
+		}
+		if err != nil {
+			refused += parsers.Refused(err)
+			if len(msgs) < parsers.MaxKept {
+				msgs = append(msgs, fmt.Sprintf("byte %d: %v", at, err))
+			}
+		}
+		at += int64(i + 1)
+		chunk = chunk[i+1:]
+	}
+	if refused > 0 {
+		w.acc.AddError(fmt.Errorf("tail: %d entries refused in %q: %s", refused, fl.path, strings.Join(msgs, "; ")))
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package tail is the inputs.tail plugin. It follows files as lines are appended to them
-// and parses each complete line as line protocol, with Telegraf's options: files (globs,
+// and parses each complete line in its data_format, with Telegraf's options: files (globs,
 // ** included), initial_read_offset (and the deprecated from_beginning), watch_method,
-// character_encoding, data_format, path_tag and filters ("ansi_color"). pipe = false is
+// character_encoding, data_format and its options, path_tag and filters ("ansi_color"). Line
+// protocol is parsed a chunk of lines at a time; every other format one line at a time, as
+// Telegraf does, each refused line reported with the byte where it starts. pipe = false is
 // accepted; max_undelivered_lines and the [inputs.tail.multiline] section are accepted with
 // one warning at start, see Init.
 //
@@ -32,6 +34,9 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/inputs/file"
 	"github.com/morse-agent/morse/plugins/inputs/file/globpath"
+	"github.com/morse-agent/morse/plugins/parsers"
+	"github.com/morse-agent/morse/plugins/parsers/dataformat"
+	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // Description is the one-line summary that `morse config` prints above the sample.
@@ -68,8 +73,8 @@ type Tail struct {
 	PollInterval morse.Duration `toml:"poll_interval"`
 	// CharacterEncoding is "" or "utf-8".
 	CharacterEncoding string `toml:"character_encoding"`
-	// DataFormat is the format of the lines; only "influx" is read.
-	DataFormat string `toml:"data_format"`
+	// Config is data_format ("influx" by default) and the options of each format.
+	dataformat.Config
 	// PathTag names the tag that receives the file's path; empty adds none.
 	PathTag string `toml:"path_tag"`
 
@@ -103,7 +108,7 @@ type Multiline struct {
 // New returns the plugin with Telegraf's defaults.
 func New() *Tail {
 	return &Tail{WatchMethod: "inotify", PollInterval: morse.Duration(250 * time.Millisecond),
-		DataFormat: "influx", PathTag: "path", MaxUndeliveredLines: defaultMaxUndelivered}
+		Config: dataformat.Config{DataFormat: "influx"}, PathTag: "path", MaxUndeliveredLines: defaultMaxUndelivered}
 }
 
 func init() {
@@ -133,8 +138,8 @@ func (t *Tail) Validate() error {
 	default:
 		return morse.Errorf("character_encoding", "unsupported encoding %q; use \"\" or \"utf-8\"", t.CharacterEncoding)
 	}
-	if t.DataFormat != "influx" {
-		return morse.Errorf("data_format", "%q is not supported: morse reads \"influx\" (line protocol)", t.DataFormat)
+	if err := t.Config.Validate(); err != nil {
+		return err
 	}
 	switch t.InitialReadOffset {
 	case "", "beginning", "end", "saved-or-end", "saved-or-beginning":
@@ -208,7 +213,10 @@ func (t *Tail) Start(ctx context.Context, acc morse.Accumulator) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	w := &watcher{tail: t, acc: acc, followers: map[string]*follower{}, consumed: map[fileID]consumedAt{}, polled: t.polled}
+	w, err := newWatcher(t, acc)
+	if err != nil {
+		return err
+	}
 	for _, g := range w.globs() {
 		for _, path := range g.Match() {
 			w.follow(path, t.fromBeginning())
@@ -217,6 +225,21 @@ func (t *Tail) Start(ctx context.Context, acc morse.Accumulator) error {
 	ctx, t.cancel = context.WithCancel(ctx)
 	t.wg.Go(func() { w.run(ctx, time.Duration(t.PollInterval)) })
 	return nil
+}
+
+// newWatcher builds the state of the following goroutine, with the parser of data_format.
+func newWatcher(t *Tail, acc morse.Accumulator) (*watcher, error) {
+	w := &watcher{tail: t, acc: acc, followers: map[string]*follower{}, consumed: map[fileID]consumedAt{}, polled: t.polled}
+	p, err := t.NewParser(parsers.Settings{MetricName: "tail"})
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := p.(influx.Entries); ok {
+		w.influx = e.Parser // chunks of lines at once, its fast path
+	} else {
+		w.newParser = func() (parsers.Parser, error) { return t.NewParser(parsers.Settings{MetricName: "tail"}) }
+	}
+	return w, nil
 }
 
 // Stop ends the goroutine that Start started and closes the files. It is safe to call

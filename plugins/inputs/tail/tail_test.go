@@ -15,6 +15,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/parsers/dataformat"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -43,7 +44,12 @@ func appendTo(t *testing.T, path string, lines ...string) {
 
 // manual builds the watcher that Start would run, to drive polls one by one.
 func manual(tl *Tail, acc morse.Accumulator) *watcher {
-	return &watcher{tail: tl, acc: acc, followers: map[string]*follower{}, consumed: map[fileID]consumedAt{}}
+	w, err := newWatcher(tl, acc)
+	if err != nil {
+		panic(err)
+	}
+	w.polled = nil
+	return w
 }
 
 func newTail(files ...string) *Tail {
@@ -83,7 +89,7 @@ func TestValidate(t *testing.T) {
 		{change: func(tl *Tail) { tl.WatchMethod = "fanotify" }, want: `watch_method: "fanotify" is not a watch method`},
 		{change: func(tl *Tail) { tl.PollInterval = 0 }, want: "poll_interval: must be positive"},
 		{change: func(tl *Tail) { tl.CharacterEncoding = "utf-16le" }, want: "character_encoding: unsupported encoding"},
-		{change: func(tl *Tail) { tl.DataFormat = "json" }, want: `data_format: "json" is not supported`},
+		{change: func(tl *Tail) { tl.DataFormat = "grok" }, want: `data_format: "grok" is not a data format morse reads`},
 	} {
 		tl := newTail("/tmp/x")
 		tt.change(tl)
@@ -134,6 +140,32 @@ func TestMalformedLinesAreSkipped(t *testing.T) {
 	require.Equal(t, expected(t, path, line(1), line(2)), acc.Metrics())
 	require.Len(t, acc.Errors(), 1)
 	require.ErrorContains(t, acc.Errors()[0], "unable to parse 'not line protocol'")
+}
+
+// TestLogfmtLineByLine follows a file in data_format "logfmt": each appended line is
+// parsed alone, as in Telegraf, including one completed by a later write; a malformed line
+// is reported with the byte where it starts and the lines around it are kept.
+func TestLogfmtLineByLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.log")
+	appendTo(t, path, "lvl=info n=0\n") // before the start: not read
+	tl := newTail(path)
+	tl.DataFormat, tl.Logfmt = "logfmt", dataformat.Logfmt{LogfmtTagKeys: []string{"lvl"}}
+	tl.PathTag = ""
+	acc := &testutil.Accumulator{}
+	w := manual(tl, acc)
+	w.follow(path, false)
+	appendTo(t, path, "lvl=info n=1\r\nmsg=\"open\nlvl=warn n=2 msg=\"disk ", "")
+	w.poll()
+	appendTo(t, path, "full\"\n")
+	w.poll()
+	w.closeAll()
+	var got []string
+	for _, m := range acc.Metrics() {
+		got = append(got, testutil.Canon([]morse.Metric{m.WithTime(time.Unix(0, 0))})[0])
+	}
+	require.Equal(t, []string{"tail,lvl=info n=integer:1 0", `tail,lvl=warn n=integer:2,msg=string:"disk full" 0`}, got)
+	require.Len(t, acc.Errors(), 1)
+	require.EqualError(t, acc.Errors()[0], `tail: 1 entries refused in "`+path+`": byte 27: line 1, column 10: unterminated quoted value: "msg=\"open"`)
 }
 
 func TestRotationAndTruncation(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/throttle"
-	"github.com/morse-agent/morse/plugins/processors/internal/glob"
+	"github.com/morse-agent/morse/plugins/common/glob"
 	"github.com/morse-agent/morse/selfstat"
 )
 

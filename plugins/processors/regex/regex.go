@@ -11,8 +11,8 @@ import (
 	"regexp"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/glob"
 	"github.com/morse-agent/morse/plugins/processors/internal/edit"
-	"github.com/morse-agent/morse/plugins/processors/internal/glob"
 )
 
 //go:embed sample.conf

@@ -1,4 +1,4 @@
-// Package glob matches tag and field keys against the glob patterns that processors take,
+// Package glob matches tag and field keys against the glob patterns that plugins take,
 // such as converter's `integer = ["scboard_*"]`.
 //
 // The patterns mean exactly what they mean in namepass and the other filters, because the

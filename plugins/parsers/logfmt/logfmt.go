@@ -1,0 +1,189 @@
+// Package logfmt reads Telegraf's "logfmt" data format: each line of key=value pairs is one
+// metric, named after the input. It decodes with github.com/go-logfmt/logfmt, the library
+// Telegraf uses, so that lines mean what they mean to Telegraf.
+//
+// A value becomes an integer field when it reads as one, else a float, else a boolean, else
+// a string; keys that match logfmt_tag_keys become tags. Empty values and keys without a
+// value are left out, and a line left with nothing gives no metric.
+//
+// One thing differs from Telegraf, which refuses the whole payload at its first malformed
+// line: a malformed line (an unterminated quote, a key that starts with a quote) is refused
+// alone, with its line and column, and the lines around it are kept.
+package logfmt
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	golog "github.com/go-logfmt/logfmt"
+
+	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/common/glob"
+	"github.com/morse-agent/morse/plugins/parsers"
+)
+
+// Options are Telegraf's options of the logfmt data format.
+type Options struct {
+	// LogfmtTagKeys (logfmt_tag_keys) lists the keys whose values become tags; globs are
+	// accepted ("*", "tags_*"). The other keys become fields.
+	LogfmtTagKeys []string `toml:"logfmt_tag_keys"`
+}
+
+// Validate reports every problem of the options: a pattern that does not compile.
+func (o *Options) Validate() error {
+	_, err := glob.Compile("logfmt_tag_keys", o.LogfmtTagKeys)
+	return err
+}
+
+// Parser reads logfmt. Its fields are configuration only, so one Parser may be used by many
+// goroutines at once.
+type Parser struct {
+	tags *glob.Matcher
+	s    parsers.Settings
+}
+
+// New builds a Parser; metrics are named s.MetricName.
+func New(o Options, s parsers.Settings) (*Parser, error) {
+	tags, err := glob.Compile("logfmt_tag_keys", o.LogfmtTagKeys)
+	if err != nil {
+		return nil, err
+	}
+	return &Parser{tags: tags, s: s}, nil
+}
+
+// Parse reads every line of data and emits a metric for each line that has a key with a
+// value. Malformed lines are refused with their line and column; the others are kept.
+func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
+	var errs parsers.Error
+	now := p.s.Clock()()
+	base := 0 // lines of data before rest
+	for rest := data; len(rest) > 0; {
+		err := p.records(rest, now, emit)
+		if err == nil {
+			break
+		}
+		var se *golog.SyntaxError
+		if !errors.As(err, &se) {
+			errs.Add(parsers.EntryError{Line: base + 1, Err: err})
+			break
+		}
+		start, end, next := lineBounds(rest, se.Line)
+		errs.Add(parsers.EntryError{Line: base + se.Line, Column: se.Pos, Text: quote(rest[start:end]),
+			Err: errors.New(se.Msg)})
+		base += se.Line
+		rest = rest[next:]
+	}
+	return errs.Err()
+}
+
+// records decodes data until its end or its first malformed line, whose metric it does not
+// emit. The decoder stops at a syntax error, so Parse starts a new one after that line.
+func (p *Parser) records(data []byte, now time.Time, emit func(morse.Metric)) error {
+	// The decoder's buffer must hold the longest line, or it fails with bufio.ErrTooLong
+	// where Telegraf's fails beyond 64 KiB; morse reads any line that is in memory.
+	dec := golog.NewDecoderSize(bytes.NewReader(data), longestLine(data)+2)
+	for dec.ScanRecord() {
+		var tags []morse.Tag
+		var fields []morse.Field
+		for dec.ScanKeyval() {
+			if len(dec.Value()) == 0 {
+				continue
+			}
+			key := string(dec.Key())
+			if p.tags.Match(key) {
+				tags = append(tags, morse.Tag{Key: key, Value: string(dec.Value())})
+				continue
+			}
+			fields = setField(fields, key, fieldValue(dec.Value()))
+		}
+		if dec.Err() != nil {
+			return dec.Err()
+		}
+		if len(tags) > 0 || len(fields) > 0 {
+			emit(morse.NewMetric(p.s.MetricName, tags, fields, now))
+		}
+	}
+	return dec.Err()
+}
+
+// fieldValue types a value as Telegraf does: an integer, else a float, else a boolean,
+// else a string.
+func fieldValue(b []byte) morse.Value {
+	s := string(b)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return morse.Int(n)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return morse.Float(f)
+	}
+	if v, err := strconv.ParseBool(s); err == nil {
+		return morse.Bool(v)
+	}
+	return morse.String(s)
+}
+
+// setField sets key in fields; a key repeated on a line keeps its last value, as in
+// Telegraf's map of fields.
+func setField(fields []morse.Field, key string, v morse.Value) []morse.Field {
+	for i := range fields {
+		if fields[i].Key == key {
+			fields[i].Value = v
+			return fields
+		}
+	}
+	return append(fields, morse.Field{Key: key, Value: v})
+}
+
+// longestLine returns the length of the longest line of data.
+func longestLine(data []byte) int {
+	longest := 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return max(longest, len(data))
+		}
+		longest = max(longest, i)
+		data = data[i+1:]
+	}
+	return longest
+}
+
+// lineBounds returns where the 1-based line n of data starts and ends, without its line
+// ending and a carriage return before it, and where the line after it starts.
+func lineBounds(data []byte, n int) (start, end, next int) {
+	for ; n > 1; n-- {
+		i := bytes.IndexByte(data[start:], '\n')
+		if i < 0 {
+			return len(data), len(data), len(data)
+		}
+		start += i + 1
+	}
+	end, next = len(data), len(data)
+	if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+		end, next = start+i, start+i+1
+	}
+	if end > start && data[end-1] == '\r' {
+		end--
+	}
+	return start, end, next
+}
+
+// quote cuts a refused line to about 100 bytes at a character boundary.
+func quote(b []byte) string {
+	const maxText = 100
+	if len(b) <= maxText {
+		return string(b)
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "..."
+}
+
+// Lines are independent, so Parser is no parsers.LineParser: a stream input hands each
+// line to Parse.
+var _ parsers.Parser = (*Parser)(nil)
