@@ -18,6 +18,7 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
+	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/value"
@@ -37,6 +38,7 @@ type Config struct {
 	Value
 	Logfmt
 	CSV
+	Grok
 	SerializedJSON
 }
 
@@ -51,6 +53,8 @@ type (
 	Logfmt = logfmt.Options
 	// CSV is the options of data_format "csv".
 	CSV = csv.Options
+	// Grok is the options of data_format "grok".
+	Grok = grok.Options
 )
 
 // validator is what each format's Options has.

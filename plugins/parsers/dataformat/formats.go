@@ -3,6 +3,7 @@ package dataformat
 import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
+	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
@@ -17,6 +18,13 @@ var formats = []format{
 		options: func(c *Config) validator { return &c.CSV },
 		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
 			return csv.New(c.CSV, s)
+		},
+	},
+	{
+		name:    "grok",
+		options: func(c *Config) validator { return &c.Grok },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return grok.New(c.Grok, s)
 		},
 	},
 	{
