@@ -165,8 +165,19 @@ func (p *Parser) metric(pat *pattern, s string, loc []int, emit func(morse.Metri
 	if p.unique {
 		ts = p.uniq.next(ts)
 	}
+	sortTags(tags)
 	emit(morse.NewMetric(name, slices.Clone(tags), slices.Clone(fields), ts))
 	return nil
+}
+
+// sortTags sorts a line's few tags by key in place, as NewMetric wants them, which it would
+// otherwise do with a general sort that allocates.
+func sortTags(tags []morse.Tag) {
+	for i := 1; i < len(tags); i++ {
+		for j := i; j > 0 && tags[j].Key < tags[j-1].Key; j-- {
+			tags[j], tags[j-1] = tags[j-1], tags[j]
+		}
+	}
 }
 
 // convert reads a number capture as Telegraf does.
