@@ -123,7 +123,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzNumbers$$' -fuzztime 30s ./plugins/parsers/influx
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteHandler$$' -fuzztime 30s ./plugins/inputs/influxdb_listener
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 30s ./internal/diskq
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/metricjson
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/json
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/json_v2
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/msgpack
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/csv
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/grok

@@ -85,7 +85,7 @@ func testFormats(t *testing.T, srv *testserver.Kafka) {
 		want func(morse.Metric) morse.Metric
 	}{
 		{format: "influx", ser: influxser.New(influxser.Options{UintSupport: true})},
-		{format: "json", ser: jsonS, edit: func(k *KafkaConsumer) { k.JSONTimestampUnits = morse.Duration(time.Nanosecond) }},
+		{format: "metricjson", ser: jsonS, edit: func(k *KafkaConsumer) { k.JSONTimestampUnits = morse.Duration(time.Nanosecond) }},
 		{format: "msgpack", ser: msgpackser.New(), edit: func(k *KafkaConsumer) {
 			k.TopicTag, k.MsgHeadersAsTags, k.MsgHeaderAsMetricName = "topic", []string{"region"}, "name"
 			k.TimestampSource = "inner"

@@ -14,7 +14,7 @@ import (
 	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/internal/testutil"
 	influxparser "github.com/morse-agent/morse/plugins/parsers/influx"
-	jsonparser "github.com/morse-agent/morse/plugins/parsers/json"
+	jsonparser "github.com/morse-agent/morse/plugins/parsers/metricjson"
 	msgpackparser "github.com/morse-agent/morse/plugins/parsers/msgpack"
 )
 

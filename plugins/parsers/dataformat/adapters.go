@@ -6,14 +6,14 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
-	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/metricjson"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
 )
 
-// SerializedJSON is the options of data_format "json" while it reads the shape that
-// Telegraf's and morse's JSON serializers write (plugins/parsers/json), which morse's
-// kafka_consumer read before this package. Telegraf's own json parser, with json_query and
-// tag_keys, takes the name "json" in its place when its package is registered here.
+// SerializedJSON is the options of data_format "metricjson", morse's name for the shape that
+// Telegraf's and morse's JSON serializers write (plugins/parsers/metricjson), for reading
+// back what a morse or Telegraf output wrote with data_format "json". Telegraf has no parser
+// of that shape; its data_format "json" is the flattening parser (plugins/parsers/json).
 type SerializedJSON struct {
 	// JSONTimestampUnits (json_timestamp_units) is the unit of numeric timestamps; unset
 	// means 1s, the serializer's default.
@@ -32,10 +32,10 @@ func (o *SerializedJSON) Validate() error {
 }
 
 // serializedJSON reads the serializers' JSON shape under the parsers.Parser contract.
-type serializedJSON struct{ p *json.Parser }
+type serializedJSON struct{ p *metricjson.Parser }
 
 func newSerializedJSON(o SerializedJSON, s parsers.Settings) parsers.Parser {
-	return serializedJSON{&json.Parser{TimestampUnits: time.Duration(o.JSONTimestampUnits),
+	return serializedJSON{&metricjson.Parser{TimestampUnits: time.Duration(o.JSONTimestampUnits),
 		TimestampFormat: o.JSONTimestampFormat, Now: s.Now}}
 }
 
@@ -43,12 +43,12 @@ func newSerializedJSON(o SerializedJSON, s parsers.Settings) parsers.Parser {
 // values it skipped; a syntax error is placed at its line and column.
 func (j serializedJSON) Parse(data []byte, emit func(morse.Metric)) error {
 	_, err := j.p.Parse(data, emit)
-	var je *json.Error
+	var je *metricjson.Error
 	if !errors.As(err, &je) {
 		return err
 	}
 	entry := parsers.EntryError{Err: je.First}
-	var se *json.SyntaxError
+	var se *metricjson.SyntaxError
 	if errors.As(je.First, &se) {
 		entry.Line, entry.Column = parsers.Position(data, se.Offset)
 	}

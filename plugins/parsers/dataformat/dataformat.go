@@ -20,6 +20,8 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
@@ -39,6 +41,8 @@ type Config struct {
 	Logfmt
 	CSV
 	Grok
+	JSON
+	JSONV2
 	SerializedJSON
 }
 
@@ -55,6 +59,10 @@ type (
 	CSV = csv.Options
 	// Grok is the options of data_format "grok".
 	Grok = grok.Options
+	// JSON is the options of data_format "json", Telegraf's flattening parser.
+	JSON = json.Options
+	// JSONV2 is the options of data_format "json_v2": its [[json_v2]] tables.
+	JSONV2 = json_v2.Options
 )
 
 // validator is what each format's Options has.

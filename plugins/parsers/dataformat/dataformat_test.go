@@ -92,11 +92,11 @@ func TestLoadReportsEveryProblem(t *testing.T) {
   files = ["a"]
   influx_timestamp_precision = "1m"
   influx_parser_type = "fast"
-  json_timestamp_format = "2006"`)
+  json_query = "data"`)
 	require.EqualError(t, err, ""+
 		"t.conf:3: inputs.fmt.influx_timestamp_precision: 1m0s is not supported: use \"1ns\", \"1us\", \"1ms\" or \"1s\"\n"+
 		"t.conf:4: inputs.fmt.influx_parser_type: must be \"internal\" or \"upstream\", got \"fast\"\n"+
-		"t.conf:5: inputs.fmt.json_timestamp_format: is an option of data_format \"json\", not of \"influx\"")
+		"t.conf:5: inputs.fmt.json_query: is an option of data_format \"json\", not of \"influx\"")
 }
 
 func quoted() string {
@@ -133,7 +133,7 @@ func TestEveryFormatKeepsGoodEntries(t *testing.T) {
 	require.Equal(t, 2, pe.Entries[0].Line)
 	require.Equal(t, "bad line", pe.Entries[0].Text)
 
-	got, err = parse(t, dataformat.Config{DataFormat: "json"},
+	got, err = parse(t, dataformat.Config{DataFormat: "metricjson"},
 		`{"name":"a","fields":{"x":1},"timestamp":1}`+"\n"+`{"name":"b","fields":{"y":2},"timestamp":2}`+"\n"+`{"name": x}`)
 	require.Equal(t, []string{"a x=1i 1000000000", "b y=2i 2000000000"}, got)
 	require.ErrorAs(t, err, &pe)

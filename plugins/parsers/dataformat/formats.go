@@ -5,6 +5,8 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
+	"github.com/morse-agent/morse/plugins/parsers/json"
+	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
 	"github.com/morse-agent/morse/plugins/parsers/value"
@@ -39,8 +41,22 @@ var formats = []format{
 		},
 	},
 	{
-		// The serializers' JSON shape, until Telegraf's json parser takes this name.
 		name:    "json",
+		options: func(c *Config) validator { return &c.JSON },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return json.New(c.JSON, s)
+		},
+	},
+	{
+		name:    "json_v2",
+		options: func(c *Config) validator { return &c.JSONV2 },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return json_v2.New(c.JSONV2, s)
+		},
+	},
+	{
+		// The serializers' JSON shape, a morse format: Telegraf has no parser of it.
+		name:    "metricjson",
 		options: func(c *Config) validator { return &c.SerializedJSON },
 		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
 			return newSerializedJSON(c.SerializedJSON, s), nil

@@ -1,145 +1,118 @@
 package json_test
 
 import (
-	"bytes"
-	stdjson "encoding/json"
 	"errors"
-	"io"
-	"math"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
+	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/json"
 )
 
+// now is the time of the parse in every case; a case whose time comes from the document
+// shows another.
 var now = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func parse(t testing.TB, p *json.Parser, in string) ([]testutil.Point, int, error) {
+// newParser decodes a case's config as the options under [[inputs.file]].
+func newParser(t testing.TB, config string) *json.Parser {
 	t.Helper()
-	if p.Now == nil {
-		p.Now = func() time.Time { return now }
+	var o json.Options
+	md, err := toml.Decode(config, &o)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "keys the format does not take")
+	p, err := json.New(o, parsers.Settings{MetricName: "file", Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	return p
+}
+
+// run parses in and shows the metrics as line protocol, then what was refused.
+func run(p parsers.Parser, in []byte) string {
+	var ms []morse.Metric
+	err := p.Parse(in, func(m morse.Metric) { ms = append(ms, m) })
+	out := testutil.Format(ms)
+	if err != nil {
+		out += fmt.Sprintf("# refused %d\n", parsers.Refused(err))
+		for _, line := range strings.Split(err.Error(), "\n") {
+			out += "# " + line + "\n"
+		}
 	}
-	var got []testutil.Point
-	n, err := p.Parse([]byte(in), func(m morse.Metric) { got = append(got, testutil.ToPoint(m)) })
-	require.Len(t, got, n)
-	return got, n, err
+	return out
 }
 
-func pt(name string, tags []morse.Tag, t int64, fields ...morse.Field) testutil.Point {
-	return testutil.Point{Name: name, Tags: tags, Fields: fields, Time: t}
-}
-
-func f(k string, v morse.Value) morse.Field { return morse.Field{Key: k, Value: v} }
-
-func TestParse(t *testing.T) {
-	sec := int64(time.Second)
-	for _, tc := range []struct {
-		name string
-		p    json.Parser
-		in   string
-		want []testutil.Point
-	}{
-		{"telegraf shape", json.Parser{}, `{"fields":{"a":1.5},"name":"m","tags":{"h":"x"},"timestamp":1700000000}`,
-			[]testutil.Point{pt("m", []morse.Tag{{Key: "h", Value: "x"}}, 1700000000*sec, f("a", morse.Float(1.5)))}},
-		{"keys in any order, others ignored, white space", json.Parser{},
-			"\n {\"extra\": [1, {\"x\": null}], \"timestamp\" : 2 , \"name\":\"m\",\t\"fields\":{\"a\":true} }\n",
-			[]testutil.Point{pt("m", nil, 2*sec, f("a", morse.Bool(true)))}},
-		{"number types by form", json.Parser{}, `{"name":"m","fields":{"i":1,"f":1.0,"e":1e3,"n":-0,"neg":-5,"u":18446744073709551615,"big":18446744073709551616,"E":2E-2},"timestamp":0}`,
-			[]testutil.Point{pt("m", nil, 0, f("i", morse.Int(1)), f("f", morse.Float(1)), f("e", morse.Float(1000)), f("n", morse.Int(0)),
-				f("neg", morse.Int(-5)), f("u", morse.Uint(math.MaxUint64)), f("big", morse.Float(18446744073709551616)), f("E", morse.Float(0.02)))}},
-		{"null left out, nested kept as JSON text", json.Parser{}, `{"name":"m","fields":{"n":null,"o":{"b": [1, 2]},"a":[]},"timestamp":0}`,
-			[]testutil.Point{pt("m", nil, 0, f("o", morse.String(`{"b":[1,2]}`)), f("a", morse.String(`[]`)))}},
-		{"escapes", json.Parser{}, `{"name":"m\u00e9\"\\\/","fields":{"s":"\ud83c\udf21 \ud800 \n\t\b\f\r"},"tags":{"k\u003c":"\u2028"},"timestamp":0}`,
-			[]testutil.Point{pt("mé\"\\/", []morse.Tag{{Key: "k<", Value: "\u2028"}}, 0, f("s", morse.String("🌡 \ufffd \n\t\b\f\r")))}},
-		{"several objects, a batch and an array", json.Parser{},
-			`{"name":"a","fields":{"v":1},"timestamp":1}{"metrics":[{"name":"b","fields":{"v":2},"timestamp":2}]}` + "\n" + `[{"name":"c","fields":{"v":3},"timestamp":3}]`,
-			[]testutil.Point{pt("a", nil, sec, f("v", morse.Int(1))), pt("b", nil, 2*sec, f("v", morse.Int(2))), pt("c", nil, 3*sec, f("v", morse.Int(3)))}},
-		{"units", json.Parser{TimestampUnits: 15 * time.Millisecond}, `{"name":"m","fields":{"v":1},"timestamp":170000000012}`,
-			[]testutil.Point{pt("m", nil, 1700000000120000000, f("v", morse.Int(1)))}},
-		{"fractional seconds", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":1.5}`,
-			[]testutil.Point{pt("m", nil, 1500000000, f("v", morse.Int(1)))}},
-		{"RFC 3339 string", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14T22:13:20.5+01:00"}`,
-			[]testutil.Point{pt("m", nil, 1699996400500000000, f("v", morse.Int(1)))}},
-		{"layout", json.Parser{TimestampFormat: "2006-01-02 15:04:05"}, `{"name":"m","fields":{"v":1},"timestamp":"2023-11-14 22:13:20"}`,
-			[]testutil.Point{pt("m", nil, 1700000000*sec, f("v", morse.Int(1)))}},
-		{"no timestamp: now", json.Parser{}, `{"name":"m","fields":{"v":1}}`,
-			[]testutil.Point{pt("m", nil, now.UnixNano(), f("v", morse.Int(1)))}},
-		{"year 1 in seconds", json.Parser{}, `{"name":"m","fields":{"v":1},"timestamp":-62135596800}`,
-			[]testutil.Point{pt("m", nil, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), f("v", morse.Int(1)))}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := parse(t, &tc.p, tc.in)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
+// TestGolden runs the cases of testdata: Telegraf 1.39.3's own test inputs and README
+// examples, and morse's cases of malformed input.
+func TestGolden(t *testing.T) {
+	for _, c := range testutil.Cases(t, "testdata") {
+		t.Run(c.Name, func(t *testing.T) {
+			c.Check(t, run(newParser(t, c.Config), []byte(c.In)))
 		})
 	}
 }
 
-func TestParseErrors(t *testing.T) {
-	good := `{"name":"ok","fields":{"v":1},"timestamp":0}`
-	for _, tc := range []struct {
-		name string
-		in   string
-		n    int // metrics still emitted
-		err  string
-	}{
-		{"no name", `{"fields":{"v":1}}` + good, 1, "no measurement name"},
-		{"empty name", `{"name":"","fields":{"v":1}}` + good, 1, "no measurement name"},
-		{"no fields", good + `{"name":"m","fields":{"n":null}}`, 1, `measurement "m": no fields`},
-		{"tag not a string", `{"name":"m","tags":{"t":1},"fields":{"v":1}}` + good, 1, `tag "t" is not a string`},
-		{"name not a string", `{"name":1,"fields":{"v":1}}` + good, 1, `"name" is not a string`},
-		{"number out of range", `{"name":"m","fields":{"v":1e400}}` + good, 1, "number 1e400 out of range"},
-		{"bad timestamp", `{"name":"m","fields":{"v":1},"timestamp":"yesterday"}` + good, 1, "timestamp"},
-		{"two bad ones", `{"fields":{"v":1}}{"name":"m"}` + good, 1, "no measurement name (and 1 more objects could not be read)"},
-		{"syntax error stops the parse", good + `{"name":"m","fields":{"v":01}}` + good, 1, "json: offset"},
-		{"truncated", good + `{"name":"m","fields":{"v":1`, 1, "json: offset"},
-		{"not an object", `"text"[1,` + good + `]`, 1, "not a JSON object (and 1 more objects could not be read)"},
-		{"control byte in a string", "{\"name\":\"a\x01\",\"fields\":{\"v\":1}}", 0, "control character"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, n, err := parse(t, &json.Parser{}, tc.in)
-			require.Equal(t, tc.n, n)
-			require.ErrorContains(t, err, tc.err)
-		})
-	}
-	var se *json.SyntaxError
-	_, _, err := parse(t, &json.Parser{}, `{"name":"m",}`)
-	require.True(t, errors.As(err, &se))
-	require.Equal(t, 12, se.Offset)
-}
-
-// FuzzParse holds the scanner to encoding/json: input the parser reads without a syntax
-// error is a sequence of valid JSON documents, and a valid document never gets one.
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{
-		`{"fields":{"a":1.5,"b":"x","c":true},"name":"m","tags":{"h":"x"},"timestamp":1700000000}`,
-		`{"metrics":[{"name":"b","fields":{"v":2},"timestamp":2}]}`, `[{"name":"c","fields":{"v":-3e2}}]`,
-		`{"name":"m\ud83c\udf21","fields":{"o":{"x":[null,false]}}}`, `{"name":"m","fields":{"v":01}}`, `{"a":"\u12"}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := (&json.Parser{Now: func() time.Time { return now }}).Parse(data, func(morse.Metric) {})
-		var se *json.SyntaxError
-		syntaxErr := errors.As(err, &se)
-		if !syntaxErr {
-			dec := stdjson.NewDecoder(bytes.NewReader(data))
-			dec.UseNumber() // syntax only: a number beyond float64 is still JSON
-			for {
-				var v any
-				err := dec.Decode(&v)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				require.NoError(t, err, "parsed without a syntax error but encoding/json refuses it")
+func TestValidate(t *testing.T) {
+	strict := false
+	o := json.Options{JSONTimeKey: "t", JSONTimezone: "Nowhere/City", TagKeys: []string{"a[", "ok"}, JSONStringFields: []string{"[z"}, JSONStrict: &strict}
+	err := o.Validate()
+	require.Error(t, err)
+	for _, key := range []string{"json_time_format", "json_timezone", "tag_keys", "json_string_fields"} {
+		var fe *morse.FieldError
+		found := false
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if errors.As(e, &fe) && fe.Key == key {
+				found = true
 			}
 		}
-		if stdjson.Valid(data) {
-			require.False(t, syntaxErr, "valid JSON got a syntax error: %v", err)
-		}
-	})
+		require.True(t, found, "%s is reported in %v", key, err)
+	}
+	_, err = json.New(o, parsers.Settings{})
+	require.Error(t, err)
+	require.NoError(t, (&json.Options{JSONTimeKey: "t", JSONTimeFormat: "unix", JSONTimezone: "Local"}).Validate())
+}
+
+// TestInvalidUTF8 replaces each byte that is not UTF-8 with U+FFFD, as Telegraf's decoder
+// does.
+func TestInvalidUTF8(t *testing.T) {
+	p := newParser(t, `json_string_fields = ["*"]`)
+	got := run(p, []byte("{\"k\xff\": \"caf\xe9!\", \"v\": 1}"))
+	require.Equal(t, "file k\ufffd=\"caf\ufffd!\",v=1 1704164645000000000\n", got)
+}
+
+// TestPositions places a refused entry at its line and column in the payload, through
+// json_query and leading white space too.
+func TestPositions(t *testing.T) {
+	p := newParser(t, "json_query = \"list\"\njson_time_key = \"t\"\njson_time_format = \"unix\"\njson_strict = false")
+	var ms []morse.Metric
+	err := p.Parse([]byte("\n{\"list\": [\n  {\"v\": 1, \"t\": 1},\n  {\"v\": 2}\n]}"), func(m morse.Metric) { ms = append(ms, m) })
+	require.Len(t, ms, 1)
+	var pe *parsers.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 1, pe.Refused)
+	require.Equal(t, 4, pe.Entries[0].Line)
+	require.Equal(t, 3, pe.Entries[0].Column)
+	require.ErrorIs(t, pe.Entries[0].Err, json.ErrNoTimeKey)
+}
+
+// TestReuse parses twice with one parser: nothing of the first payload leaks into the
+// second.
+func TestReuse(t *testing.T) {
+	p := newParser(t, `tag_keys = ["h"]`)
+	require.Equal(t, "file,h=a v=1 1704164645000000000\n", run(p, []byte(`{"h":"a","v":1}`)))
+	require.Equal(t, "file w=2 1704164645000000000\n", run(p, []byte(`{"w":2}`)))
+}
+
+// TestKeyGlobs matches tag_keys as Telegraf's globs do: stars anywhere, ? and classes; a
+// tag key wins over json_string_fields.
+func TestKeyGlobs(t *testing.T) {
+	p := newParser(t, `tag_keys = ["a*b*c", "x?", "[mn]1"]`+"\n"+`json_string_fields = ["s*"]`)
+	require.Equal(t, "file,abxbc=1,m1=3,xy=2 ac=9,xyz=8,o1=7,s=\"v\" 1704164645000000000\n",
+		run(p, []byte(`{"abxbc": 1, "ac": 9, "xy": 2, "xyz": 8, "m1": 3, "o1": 7, "s": "v"}`)))
+	p = newParser(t, `tag_keys = ["[as]"]`+"\n"+`json_string_fields = ["s*"]`)
+	require.Equal(t, "file,a=1,s=v v=2 1704164645000000000\n", run(p, []byte(`{"a": 1, "s": "v", "v": 2}`)))
 }

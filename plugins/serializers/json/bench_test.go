@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse/internal/testutil"
-	parser "github.com/morse-agent/morse/plugins/parsers/json"
+	parser "github.com/morse-agent/morse/plugins/parsers/metricjson"
 	"github.com/morse-agent/morse/plugins/serializers/json"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/testutil"
-	parser "github.com/morse-agent/morse/plugins/parsers/json"
+	parser "github.com/morse-agent/morse/plugins/parsers/metricjson"
 	"github.com/morse-agent/morse/plugins/serializers/json"
 )
 

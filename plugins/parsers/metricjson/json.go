@@ -1,5 +1,7 @@
-// Package json reads metrics in the JSON shape that Telegraf's JSON serializer and morse's
-// (plugins/serializers/json) write:
+// Package metricjson reads metrics in the JSON shape that Telegraf's JSON serializer and morse's
+// (plugins/serializers/json) write. It is not data_format "json", which is Telegraf's
+// flattening parser (plugins/parsers/json); morse uses it where it reads back what its own
+// serializer wrote:
 //
 //	{"fields":{"used":73.5,"free":2147483648},"name":"disk","tags":{"host":"a"},"timestamp":1700000000}
 //
@@ -14,7 +16,7 @@
 // and integers keep their types; Telegraf writes an integral float as "1", which reads back
 // as an integer. Strings and booleans keep their types; a null field is left out; an object
 // or array in a field (Telegraf's nested fields) becomes a string field holding its JSON.
-package json
+package metricjson
 
 import (
 	"cmp"
