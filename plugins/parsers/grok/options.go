@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers/internal/timeformat"
 )
 
 // Options are data_format "grok"'s options, with Telegraf 1.39.3's keys.
@@ -53,13 +54,7 @@ func (o *Options) build() ([]*pattern, *time.Location, error) {
 // location is grok_timezone's location. Telegraf warns of a zone it cannot load and uses
 // UTC; morse refuses it, as it would shift every timestamp read without an offset.
 func (o *Options) location() (*time.Location, error) {
-	switch o.GrokTimezone {
-	case "", "UTC":
-		return time.UTC, nil
-	case "Local":
-		return time.Local, nil
-	}
-	loc, err := time.LoadLocation(o.GrokTimezone)
+	loc, err := timeformat.LoadLocation(o.GrokTimezone)
 	if err != nil {
 		return nil, morse.Errorf("grok_timezone", "unknown time zone %q (an IANA name such as \"Europe/Berlin\", \"UTC\" or \"Local\")", o.GrokTimezone)
 	}

@@ -2,20 +2,18 @@ package grok
 
 import (
 	"errors"
-	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/morse-agent/morse/plugins/parsers/internal/timeformat"
 )
 
 // clock reads timestamps for one Parser: the time zone of layouts without an offset, and
-// what it learnt while parsing (the layout that last read a "ts" capture, the locations of
-// zone abbreviations).
+// the layout that last read a "ts" capture.
 type clock struct {
 	loc    *time.Location
-	learnt int // index in genericLayouts of the layout that last read a "ts" capture
-	zones  map[string]*time.Location
+	learnt int // index in genericLayouts
 }
 
 // epoch reads seconds since 1970 with an optional fraction of up to nine digits ("1466004605",
@@ -97,80 +95,11 @@ func (c *clock) generic(v string) (time.Time, error) {
 	return time.Time{}, errNoLayout
 }
 
-// namedLayouts are the layout names that Telegraf's timestamp parser takes besides Go
-// layouts, in lower case.
-var namedLayouts = map[string]string{
-	"ansic": time.ANSIC, "unixdate": time.UnixDate, "rubydate": time.RubyDate,
-	"rfc822": time.RFC822, "rfc822z": time.RFC822Z, "rfc850": time.RFC850,
-	"rfc1123": time.RFC1123, "rfc1123z": time.RFC1123Z, "rfc3339": time.RFC3339,
-	"rfc3339nano": time.RFC3339Nano, "stamp": time.Stamp, "stampmilli": time.StampMilli,
-	"stampmicro": time.StampMicro, "stampnano": time.StampNano,
-}
-
-// unitScale is the nanoseconds of one unit of Telegraf's numeric formats.
-var unitScale = map[string]int64{"unix": 1e9, "unix_ms": 1e6, "unix_us": 1e3, "unix_ns": 1}
-
-// parse reads v in layout as Telegraf's timestamp parser does: layout may also be a numeric
-// format (unix, unix_ms, unix_us, unix_ns, timestamp_tz...) or a named layout (rfc3339,
-// stamp, ...); a time without an offset is in the configured zone; a zone abbreviation
-// such as CET is looked up as a location.
+// parse reads v in layout as Telegraf's timestamp parser does (timeformat): layout may
+// also be a numeric format (unix, unix_ms, timestamp_tz...) or a layout's name (rfc3339,
+// stamp...); a time without an offset is in the configured zone.
 func (c *clock) parse(layout, v string) (time.Time, error) {
-	if scale, ok := unitScale[layout]; ok {
-		return unix(v, scale)
-	}
-	if unit, ok := strings.CutPrefix(layout, "timestamp_tz"); ok {
-		if scale, ok := unitScale["unix"+unit]; ok {
-			t, err := unix(v, scale)
-			if err != nil {
-				return t, err
-			}
-			_, offset := t.In(c.loc).Zone()
-			return t.Add(-time.Duration(offset) * time.Second), nil
-		}
-	}
-	if named, ok := namedLayouts[strings.ToLower(layout)]; ok {
-		layout = named
-	}
-	if !strings.Contains(layout, "MST") {
-		return time.ParseInLocation(layout, v, c.loc)
-	}
-	// Go gives an abbreviation it does not know a zero offset: find its location by name.
-	t, err := time.Parse(layout, v)
-	if err != nil {
-		return t, err
-	}
-	zone, offset := t.Zone()
-	if zone == "UTC" || offset != 0 {
-		return t.In(c.loc), nil
-	}
-	loc, ok := c.zones[zone]
-	if !ok {
-		if loc, err = time.LoadLocation(zone); err != nil {
-			return time.Time{}, fmt.Errorf("cannot resolve timezone abbreviation %q: %w", zone, err)
-		}
-		if c.zones == nil {
-			c.zones = map[string]*time.Location{}
-		}
-		c.zones[zone] = loc
-	}
-	t, err = time.ParseInLocation(layout, v, loc)
-	return t.In(c.loc), err
-}
-
-// unix reads a number of units (scale nanoseconds each) since 1970, exactly: a comma or
-// the first dot is the decimal point, spaces are ignored.
-func unix(v string, scale int64) (time.Time, error) {
-	v = strings.ReplaceAll(v, " ", "")
-	if strings.Contains(v, ",") {
-		v = strings.Replace(v, ",", ".", 1)
-	}
-	var r big.Rat
-	if _, ok := r.SetString(v); !ok {
-		return time.Unix(0, 0), fmt.Errorf("invalid number %q", v)
-	}
-	// Div rounds down, as Telegraf's does, where Quo would round towards zero.
-	num := new(big.Int).Mul(r.Num(), big.NewInt(scale))
-	return time.Unix(0, num.Div(num, r.Denom()).Int64()).UTC(), nil
+	return timeformat.Parse(layout, v, c.loc)
 }
 
 // uniquer makes the timestamps of successive metrics differ (grok_unique_timestamp =
