@@ -128,6 +128,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/json_v2
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/msgpack
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/csv
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/prometheus
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/graphite
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/grok
 	$(GO) test -run '^$$' -fuzz '^FuzzNonCapturing$$' -fuzztime 30s ./plugins/parsers/grok
 

@@ -18,11 +18,13 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
+	"github.com/morse-agent/morse/plugins/parsers/graphite"
 	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/json"
 	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
+	"github.com/morse-agent/morse/plugins/parsers/prometheus"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
 
@@ -44,6 +46,8 @@ type Config struct {
 	JSON
 	JSONV2
 	SerializedJSON
+	Prometheus
+	Graphite
 }
 
 // The Options of each format under a name of its own: every format's type is called
@@ -63,6 +67,10 @@ type (
 	JSON = json.Options
 	// JSONV2 is the options of data_format "json_v2": its [[json_v2]] tables.
 	JSONV2 = json_v2.Options
+	// Prometheus is the options of data_format "prometheus".
+	Prometheus = prometheus.Options
+	// Graphite is the options of data_format "graphite".
+	Graphite = graphite.Options
 )
 
 // validator is what each format's Options has.

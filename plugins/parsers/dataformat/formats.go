@@ -3,12 +3,14 @@ package dataformat
 import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
+	"github.com/morse-agent/morse/plugins/parsers/graphite"
 	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/json"
 	"github.com/morse-agent/morse/plugins/parsers/json_v2"
 	"github.com/morse-agent/morse/plugins/parsers/logfmt"
 	"github.com/morse-agent/morse/plugins/parsers/msgpack"
+	"github.com/morse-agent/morse/plugins/parsers/prometheus"
 	"github.com/morse-agent/morse/plugins/parsers/value"
 )
 
@@ -20,6 +22,13 @@ var formats = []format{
 		options: func(c *Config) validator { return &c.CSV },
 		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
 			return csv.New(c.CSV, s)
+		},
+	},
+	{
+		name:    "graphite",
+		options: func(c *Config) validator { return &c.Graphite },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return graphite.New(c.Graphite, s)
 		},
 	},
 	{
@@ -73,6 +82,13 @@ var formats = []format{
 		name: "msgpack",
 		build: func(_ *Config, s parsers.Settings) (parsers.Parser, error) {
 			return msgpackEntries{&msgpack.Parser{Now: s.Now}}, nil
+		},
+	},
+	{
+		name:    "prometheus",
+		options: func(c *Config) validator { return &c.Prometheus },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return prometheus.New(c.Prometheus, s)
 		},
 	},
 	{
