@@ -130,6 +130,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/csv
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/prometheus
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/graphite
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 30s ./plugins/parsers/grok
+	$(GO) test -run '^$$' -fuzz '^FuzzNonCapturing$$' -fuzztime 30s ./plugins/parsers/grok
 
 clean:
 	rm -rf bin

@@ -85,8 +85,8 @@ func TestValidate(t *testing.T) {
 		change func(e *Exec)
 		want   string
 	}{
-		{name: "unknown data_format", change: func(e *Exec) { e.DataFormat = "grok" },
-			want: `data_format: "grok" is not a data format morse reads`},
+		{name: "unknown data_format", change: func(e *Exec) { e.DataFormat = "collectd" },
+			want: `data_format: "collectd" is not a data format morse reads`},
 		{name: "a format's option", change: func(e *Exec) { e.DataFormat, e.Value.DataType = "value", "decimal" },
 			want: `data_type: unknown data type "decimal"`},
 		{name: "timeout", change: func(e *Exec) { e.Timeout = 0 }, want: "timeout: must be positive"},

@@ -66,7 +66,7 @@ func TestValidate(t *testing.T) {
 		f    File
 		want string
 	}{
-		{f: File{Config: dataformat.Config{DataFormat: "grok"}, Files: []string{"x"}}, want: `data_format: "grok" is not a data format morse reads`},
+		{f: File{Config: dataformat.Config{DataFormat: "collectd"}, Files: []string{"x"}}, want: `data_format: "collectd" is not a data format morse reads`},
 		{f: File{}, want: ""}, // no files: nothing to read, as in Telegraf
 		{f: File{Files: []string{"x["}}, want: "files: could not compile glob"},
 		{f: File{Files: []string{"x"}, CharacterEncoding: "latin1"}, want: `character_encoding: unsupported encoding "latin1"`},

@@ -49,14 +49,14 @@ func TestTelegrafOptionsLoad(t *testing.T) {
 	_, err = config.Load(config.Options{Sources: []config.Source{{Name: "bad.conf", Data: []byte(`
 [[inputs.socket_listener]]
   service_address = "udp://127.0.0.1:8094"
-  data_format = "grok"
-  grok_patterns = ["%{COMBINED_LOG_FORMAT}"]
+  data_format = "collectd"
+  collectd_typesdb = ["/usr/share/collectd/types.db"]
   content_encoding = "br"
 `)}}})
-	// Every problem in one run: the unknown format, the key no format takes (until grok is
-	// registered), and the listener's own option.
-	require.ErrorContains(t, err, `bad.conf:4: inputs.socket_listener.data_format: "grok" is not a data format morse reads`)
-	require.ErrorContains(t, err, `bad.conf:5: inputs.socket_listener.grok_patterns: unknown key`)
+	// Every problem in one run: the unknown format, the key no format takes (until collectd
+	// is registered), and the listener's own option.
+	require.ErrorContains(t, err, `bad.conf:4: inputs.socket_listener.data_format: "collectd" is not a data format morse reads`)
+	require.ErrorContains(t, err, `bad.conf:5: inputs.socket_listener.collectd_typesdb: unknown key`)
 	require.ErrorContains(t, err, `bad.conf:6: inputs.socket_listener.content_encoding: "br" is not supported`)
 }
 

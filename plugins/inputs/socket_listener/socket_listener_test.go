@@ -227,7 +227,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "127.0.0.1:8094" }},
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "sctp://127.0.0.1:8094" }},
 		{"service_address", func(s *SocketListener) { s.ServiceAddress = "tcp://localhost" }},
-		{"data_format", func(s *SocketListener) { s.DataFormat = "grok" }},
+		{"data_format", func(s *SocketListener) { s.DataFormat = "collectd" }},
 		{"max_connections", func(s *SocketListener) { s.MaxConnections = -1 }},
 		{"udp_receivers", func(s *SocketListener) { s.UDPReceivers = -2 }},
 		{"content_encoding", func(s *SocketListener) { s.ContentEncoding = "br" }},

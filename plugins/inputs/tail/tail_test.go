@@ -89,7 +89,7 @@ func TestValidate(t *testing.T) {
 		{change: func(tl *Tail) { tl.WatchMethod = "fanotify" }, want: `watch_method: "fanotify" is not a watch method`},
 		{change: func(tl *Tail) { tl.PollInterval = 0 }, want: "poll_interval: must be positive"},
 		{change: func(tl *Tail) { tl.CharacterEncoding = "utf-16le" }, want: "character_encoding: unsupported encoding"},
-		{change: func(tl *Tail) { tl.DataFormat = "grok" }, want: `data_format: "grok" is not a data format morse reads`},
+		{change: func(tl *Tail) { tl.DataFormat = "collectd" }, want: `data_format: "collectd" is not a data format morse reads`},
 	} {
 		tl := newTail("/tmp/x")
 		tt.change(tl)

@@ -19,6 +19,7 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/graphite"
+	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/json"
 	"github.com/morse-agent/morse/plugins/parsers/json_v2"
@@ -41,6 +42,7 @@ type Config struct {
 	Value
 	Logfmt
 	CSV
+	Grok
 	JSON
 	JSONV2
 	SerializedJSON
@@ -59,6 +61,8 @@ type (
 	Logfmt = logfmt.Options
 	// CSV is the options of data_format "csv".
 	CSV = csv.Options
+	// Grok is the options of data_format "grok".
+	Grok = grok.Options
 	// JSON is the options of data_format "json", Telegraf's flattening parser.
 	JSON = json.Options
 	// JSONV2 is the options of data_format "json_v2": its [[json_v2]] tables.

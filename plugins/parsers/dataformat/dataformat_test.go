@@ -75,17 +75,18 @@ func TestLoadDecodesEmbeddedOptions(t *testing.T) {
 	require.Equal(t, "influx", in.Format())
 }
 
-// TestLoadReportsEveryProblem is the issue's case: an unknown data_format, a misspelt
-// option, an option of another format and a problem of the input's own, in one Load.
+// TestLoadReportsEveryProblem is the issue's case (with a format that is still unknown,
+// now that grok is registered): an unknown data_format, a misspelt option, an option of
+// another format and a problem of the input's own, in one Load.
 func TestLoadReportsEveryProblem(t *testing.T) {
 	_, err := load(t, `[[inputs.fmt]]
-  data_format = "grok"
-  grok_patterns = ["%{COMBINED_LOG_FORMAT}"]
+  data_format = "collectd"
+  collectd_typesdb = ["/usr/share/collectd/types.db"]
   json_timestamp_format = "2006"`)
 	require.EqualError(t, err, ""+
 		"t.conf:1: inputs.fmt.files: is required\n"+
-		"t.conf:2: inputs.fmt.data_format: \"grok\" is not a data format morse reads: use one of "+quoted()+"\n"+
-		"t.conf:3: inputs.fmt.grok_patterns: unknown key")
+		"t.conf:2: inputs.fmt.data_format: \"collectd\" is not a data format morse reads: use one of "+quoted()+"\n"+
+		"t.conf:3: inputs.fmt.collectd_typesdb: unknown key")
 
 	_, err = load(t, `[[inputs.fmt]]
   files = ["a"]

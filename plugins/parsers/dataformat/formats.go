@@ -4,6 +4,7 @@ import (
 	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/csv"
 	"github.com/morse-agent/morse/plugins/parsers/graphite"
+	"github.com/morse-agent/morse/plugins/parsers/grok"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/parsers/json"
 	"github.com/morse-agent/morse/plugins/parsers/json_v2"
@@ -28,6 +29,13 @@ var formats = []format{
 		options: func(c *Config) validator { return &c.Graphite },
 		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
 			return graphite.New(c.Graphite, s)
+		},
+	},
+	{
+		name:    "grok",
+		options: func(c *Config) validator { return &c.Grok },
+		build: func(c *Config, s parsers.Settings) (parsers.Parser, error) {
+			return grok.New(c.Grok, s)
 		},
 	},
 	{
