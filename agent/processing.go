@@ -12,6 +12,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/config"
+	"github.com/morse-agent/morse/filter"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -77,7 +78,9 @@ func applyAll(procs []*runningProcessor, ms []morse.Metric) []morse.Metric {
 }
 
 // runningProcessor is one processor with its filter: a metric the filter does not select
-// passes the processor unchanged, in its place.
+// passes the processor unchanged, in its place; one it selects loses the fields and tags
+// that fieldinclude, fieldexclude, taginclude and tagexclude remove before the processor
+// sees it, and is dropped when no field is left, as in Telegraf (RunningProcessor.Add).
 type runningProcessor struct {
 	cfg    *config.ProcessorConfig
 	plugin morse.Processor
@@ -117,10 +120,25 @@ func (rp *runningProcessor) apply(ms []morse.Metric) []morse.Metric {
 			j++
 		}
 		// The run is capped at its end, so the processor cannot write over what follows.
-		emit(j, rp.plugin.Apply(ms[i:j:j])...)
+		emit(j, rp.plugin.Apply(trimRun(f, ms[i:j:j]))...)
 		i = j
 	}
 	return out
+}
+
+// trimRun trims each metric of run with the filter, in place, and returns the run without
+// the metrics left with no field. run is the stage's own, as what a processor is given is.
+func trimRun(f *filter.Filter, run []morse.Metric) []morse.Metric {
+	if !f.Trims() {
+		return run
+	}
+	kept := run[:0]
+	for _, m := range run {
+		if m, ok := f.Trim(m); ok {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // runningAggregator is one aggregator with its window. Add and the push at the end of each
@@ -134,12 +152,19 @@ type runningAggregator struct {
 }
 
 // add hands m to the aggregator when its filter selects it and its time falls in the window
-// (with grace), and reports whether the original must not go on to the outputs.
+// (with grace), and reports whether the original must not go on to the outputs. As in
+// Telegraf (RunningAggregator.Add), the aggregator gets m without the fields and tags its
+// filter's fieldinclude, fieldexclude, taginclude and tagexclude remove, and nothing when
+// no field is left; the original goes on whole.
 func (ra *runningAggregator) add(m morse.Metric) (dropOriginal bool) {
 	if !ra.cfg.Filter.Selects(m) {
 		return false
 	}
 	c := &ra.cfg.Common
+	m, ok := ra.cfg.Filter.Trim(m)
+	if !ok {
+		return c.DropOriginal
+	}
 	ra.mu.Lock()
 	defer ra.mu.Unlock()
 	if !ra.started {

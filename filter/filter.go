@@ -100,6 +100,30 @@ func (f *Filter) Apply(m morse.Metric) (morse.Metric, bool) {
 	if !f.selects(m) {
 		return m, false
 	}
+	return f.trimmed(m)
+}
+
+// Trim applies fieldinclude, fieldexclude, taginclude and tagexclude to a metric that
+// Selects passed, as Telegraf's processors and aggregators do after selecting (its
+// Filter.Modify). It reports false when no field is left. Like Apply, it never modifies
+// the slices of m.
+func (f *Filter) Trim(m morse.Metric) (morse.Metric, bool) {
+	if !f.Trims() {
+		return m, true
+	}
+	if _, ok := m.Line(); ok {
+		m = m.Expanded()
+	}
+	return f.trimmed(m)
+}
+
+// Trims reports whether the filter removes fields or tags. A nil filter removes none.
+func (f *Filter) Trims() bool {
+	return f != nil && (f.fieldInclude != nil || f.fieldExclude != nil || f.tagInclude != nil || f.tagExclude != nil)
+}
+
+// trimmed is Trim of an expanded metric.
+func (f *Filter) trimmed(m morse.Metric) (morse.Metric, bool) {
 	if f.fieldInclude != nil || f.fieldExclude != nil {
 		fields, changed := trim(m.Fields(), f.fieldInclude, f.fieldExclude, func(fl morse.Field) string { return fl.Key })
 		if len(fields) == 0 {
@@ -133,8 +157,8 @@ func (f *Filter) PassesNamed() bool {
 }
 
 // Selects reports whether the filter passes m as a whole (namepass, namedrop, tagpass,
-// tagdrop), without trimming its fields or tags, as processors and aggregators use their
-// filters. A nil filter selects everything.
+// tagdrop), without trimming its fields or tags: processors and aggregators pass over what
+// it does not select, and Trim what it does. A nil filter selects everything.
 func (f *Filter) Selects(m morse.Metric) bool {
 	if f == nil || f.empty {
 		return true
