@@ -60,7 +60,7 @@ func (f *Format) serializer() (serializer, error) {
 	switch f.DataFormat {
 	case "json":
 		return json.New(json.Options{
-			TimestampUnits:      time.Duration(f.JSONTimestampUnits),
+			TimestampUnits:      f.JSONTimestampUnits,
 			TimestampFormat:     f.JSONTimestampFormat,
 			NestedFieldsInclude: f.JSONNestedFieldsInclude,
 			NestedFieldsExclude: f.JSONNestedFieldsExclude,
