@@ -47,6 +47,16 @@ func (e *Error) Add(i int, err error) {
 	}
 }
 
+// With records that batch[i] was left out for err in e, or in a new Error when e is nil,
+// and returns it: a serializer that fails no metric allocates none.
+func (e *Error) With(i int, err error) *Error {
+	if e == nil {
+		e = &Error{}
+	}
+	e.Add(i, err)
+	return e
+}
+
 // Err returns e as an error, or nil when it records nothing.
 func (e *Error) Err() error {
 	if e == nil || len(e.Indices) == 0 {
@@ -103,11 +113,11 @@ func Append(s Serializer, dst []byte, batch []morse.Metric, batchFormat bool) ([
 	if bs, ok := s.(BatchSerializer); ok && batchFormat {
 		return bs.AppendBatch(dst, batch)
 	}
-	var failed Error
+	var failed *Error // allocated only on a failure: the common batch allocates nothing
 	for i, m := range batch {
 		var err error
 		if dst, err = s.AppendMetric(dst, m); err != nil {
-			failed.Add(i, err)
+			failed = failed.With(i, err)
 		}
 	}
 	return dst, failed.Err()

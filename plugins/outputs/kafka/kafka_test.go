@@ -72,8 +72,12 @@ func testRoundTrips(t *testing.T, srv *testserver.Kafka) {
 			topic := "roundtrip-" + format
 			k := connect(t, srv.Addr(), func(k *Kafka) {
 				k.Topic, k.DataFormat, k.RoutingTag = topic, format, "host"
-				k.InfluxUintSupport = true
-				k.JSONTimestampUnits = morse.Duration(time.Nanosecond)
+				switch format {
+				case "influx":
+					k.InfluxUintSupport = true
+				case "json":
+					k.JSON.TimestampUnits = morse.Duration(time.Nanosecond)
+				}
 			})
 			ms := roundTripMetrics(format)
 			require.NoError(t, write(t, k, ms))

@@ -83,12 +83,12 @@ func (o *Options) Validate() error {
 // Serializer encodes metrics as JSON. It holds no per-call state, so one Serializer may be
 // used by many goroutines at once.
 type Serializer struct {
-	units   int64 // nanoseconds, a power of ten
-	layout  string
-	include []string
-	exclude []string
+	units     int64 // nanoseconds, a power of ten
+	layout    string
+	include   []string
+	exclude   []string
 	transform *transformation // nil without json_transformation
-	skipped atomic.Int64
+	skipped   atomic.Int64
 }
 
 // New returns a Serializer, or the options' problems.
@@ -148,7 +148,7 @@ func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, erro
 	if s.transform != nil {
 		return s.transformBatch(dst, batch)
 	}
-	var failed serializers.Error
+	var failed *serializers.Error // allocated only on a failure
 	dst = append(dst, `{"metrics":[`...)
 	first := true
 	for i, m := range batch {
@@ -168,7 +168,7 @@ func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, erro
 			if n > 0 {
 				reason = ErrTimeRange
 			}
-			failed.Add(i, s.fail(reason, m))
+			failed = failed.With(i, s.fail(reason, m))
 			continue
 		}
 		dst = append(dst, '}')

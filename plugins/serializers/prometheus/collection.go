@@ -158,7 +158,7 @@ func labelKey(ls []label) string {
 }
 
 // add puts m's fields into their families, as Telegraf's Collection.Add does, and returns
-// how many samples they made or changed.
+// how many samples they made, changed or were superseded by.
 func (c *collection) add(m morse.Metric) int {
 	k := c.kindOf(m)
 	labels := c.labels(m, k)
@@ -172,7 +172,10 @@ func (c *collection) add(m morse.Metric) int {
 		fam := c.family(familyKey{name, c.s.typeOf(name, k)})
 		existing := fam.byLabel[key]
 		if existing != nil && m.Time().Before(existing.time) {
-			continue // an older value of a sample the batch already has
+			// An older value of a sample the batch already has: the exposition holds one
+			// value a series, the newest, so the field is superseded, not lost.
+			n++
+			continue
 		}
 		if c.put(fam, existing, key, labels, m, f, k) {
 			n++

@@ -108,10 +108,10 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 // sample is reported in a *serializers.Error.
 func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, error) {
 	c := s.collect(batch)
-	var failed serializers.Error
+	var failed *serializers.Error // allocated only on a failure
 	for i, n := range c.perMetric {
 		if n == 0 {
-			failed.Add(i, s.fail(batch[i]))
+			failed = failed.With(i, s.fail(batch[i]))
 		}
 	}
 	return c.appendText(dst, s.o), failed.Err()
