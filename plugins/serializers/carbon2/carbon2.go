@@ -88,7 +88,8 @@ func New(o Options) (*Serializer, error) {
 func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 	m = m.Expanded()
 	start := len(dst)
-	sec := strconv.AppendInt(nil, m.Time().Unix(), 10)
+	var secBuf [20]byte
+	sec := strconv.AppendInt(secBuf[:0], m.Time().Unix(), 10)
 	for _, f := range m.Fields() {
 		if f.Value.Type() == morse.TypeString || f.Value.Type() == morse.TypeInvalid {
 			continue

@@ -130,9 +130,7 @@ func (s *Serializer) appendHeader(dst []byte, m morse.Metric) []byte {
 	for _, t := range m.Tags() {
 		w.prefixed(s.o.ColumnPrefix, "tag_", t.Key)
 	}
-	for _, f := range sortedFields(m.Fields()) {
-		w.prefixed(s.o.ColumnPrefix, "field_", f.Key)
-	}
+	forSorted(m.Fields(), func(f morse.Field) { w.prefixed(s.o.ColumnPrefix, "field_", f.Key) })
 	return w.end()
 }
 
@@ -160,9 +158,7 @@ func (s *Serializer) appendRow(dst []byte, m morse.Metric) []byte {
 	for _, t := range m.Tags() {
 		w.field(t.Value)
 	}
-	for _, f := range sortedFields(m.Fields()) {
-		w.value(f.Value)
-	}
+	forSorted(m.Fields(), func(f morse.Field) { w.value(f.Value) })
 	return w.end()
 }
 

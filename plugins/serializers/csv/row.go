@@ -96,13 +96,29 @@ func needsQuotes(s string, sep byte) bool {
 	return unicode.IsSpace(r)
 }
 
-// sortedFields returns fields in ascending key order, copying only when they are not.
-func sortedFields(fields []morse.Field) []morse.Field {
+// maxStackFields is how many fields are put in key order without allocating.
+const maxStackFields = 64
+
+// forSorted calls f with each field in ascending key order, copying only the positions,
+// and only onto the stack for up to maxStackFields fields.
+func forSorted(fields []morse.Field, f func(morse.Field)) {
 	cmp := func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) }
 	if slices.IsSortedFunc(fields, cmp) {
-		return fields
+		for _, fl := range fields {
+			f(fl)
+		}
+		return
 	}
-	out := slices.Clone(fields)
-	slices.SortStableFunc(out, cmp)
-	return out
+	var stack [maxStackFields]uint16
+	order := stack[:0]
+	if len(fields) > maxStackFields {
+		order = make([]uint16, 0, len(fields))
+	}
+	for i := range fields {
+		order = append(order, uint16(i))
+	}
+	slices.SortStableFunc(order, func(a, b uint16) int { return strings.Compare(fields[a].Key, fields[b].Key) })
+	for _, i := range order {
+		f(fields[i])
+	}
 }
