@@ -8,8 +8,8 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/bench/loadgen"
-	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/plugins/outputs/file"
+	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
 // benchBatch is 1000 lines of the load generator's mix as line metrics, the form in which

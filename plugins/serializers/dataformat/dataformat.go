@@ -203,7 +203,10 @@ type influxPrepared struct {
 	ser      *influx.Serializer
 	sort     bool
 	omitTime bool
-	scratch  sync.Pool // of *[]morse.Field, sort's reused copies: writes may run at once
+	// mu guards scratch, sort's reused copy of the fields. A writer that finds it taken
+	// (writes may run at once, in kafka) sorts into a copy of its own instead of waiting.
+	mu      sync.Mutex
+	scratch []morse.Field
 }
 
 func (p *influxPrepared) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
@@ -213,12 +216,11 @@ func (p *influxPrepared) AppendMetric(dst []byte, m morse.Metric) ([]byte, error
 	if !p.sort {
 		return p.ser.AppendMetric(dst, m)
 	}
-	scratch, _ := p.scratch.Get().(*[]morse.Field)
-	if scratch == nil {
-		scratch = new([]morse.Field)
+	if !p.mu.TryLock() {
+		return p.ser.AppendMetric(dst, influx.SortFields(m, nil))
 	}
-	dst, err := p.ser.AppendMetric(dst, influx.SortFields(m, scratch))
-	clear(*scratch) // no string of the metric is kept alive by the pool
-	p.scratch.Put(scratch)
+	defer p.mu.Unlock()
+	dst, err := p.ser.AppendMetric(dst, influx.SortFields(m, &p.scratch))
+	clear(p.scratch) // no string of the metric is kept alive by the scratch
 	return dst, err
 }
