@@ -55,3 +55,38 @@ func TestAgentWritesCSV(t *testing.T) {
 	require.Equal(t, header+row+row, got[:len(header)+2*len(row)], "one header, then a row a gather")
 	require.Equal(t, 1, strings.Count(got, "timestamp,"), "the header is written once")
 }
+
+// TestAgentWritesGraphite: outputs.file with data_format "graphite" and a Telegraf template
+// writes Telegraf's graphite lines, one per field.
+func TestAgentWritesGraphite(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.influx"), filepath.Join(dir, "out.graphite")
+	require.NoError(t, os.WriteFile(in, []byte("cpu,cpu=cpu0,host=h1 usage_idle=91.5,usage_user=2i 1700000000000000000\n"), 0o644))
+	conf := fmt.Sprintf(`
+[agent]
+  interval = "100ms"
+  flush_interval = "100ms"
+  omit_hostname = true
+[[inputs.file]]
+  files = [%q]
+[[outputs.file]]
+  files = [%q]
+  data_format = "graphite"
+  prefix = "morse"
+  template = "host.tags.measurement.field"
+`, in, out)
+	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "test.conf", Data: []byte(conf)}}})
+	require.NoError(t, err)
+	f := cfg.Outputs[0].Plugin.(*file.File)
+	require.Equal(t, "morse", f.Graphite.Prefix, "prefix decoded into the embedded graphite options")
+	testserver.RunAgent(t, cfg)
+
+	want := "morse.h1.cpu0.cpu.usage_idle 91.5 1700000000\nmorse.h1.cpu0.cpu.usage_user 2 1700000000\n"
+	var got string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(out)
+		got = string(b)
+		return len(got) >= len(want)
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Equal(t, want, got[:len(want)])
+}

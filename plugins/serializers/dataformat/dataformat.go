@@ -3,7 +3,7 @@
 // them all in one run, and builds the serializer the output writes with.
 //
 // An output embeds Config, so that a Telegraf [[outputs.X]] table's data_format and
-// influx_*, json_*, prometheus_*, carbon2_*, csv_* and splunkmetric_* keys decode into it
+// influx_*, json_*, prometheus_*, carbon2_*, csv_*, splunkmetric_* and graphite's keys decode into it
 // unchanged; the config loader takes the keys of embedded structs as the output's own.
 package dataformat
 
@@ -20,6 +20,7 @@ import (
 	"github.com/morse-agent/morse/plugins/serializers"
 	"github.com/morse-agent/morse/plugins/serializers/carbon2"
 	"github.com/morse-agent/morse/plugins/serializers/csv"
+	"github.com/morse-agent/morse/plugins/serializers/graphite"
 	"github.com/morse-agent/morse/plugins/serializers/influx"
 	"github.com/morse-agent/morse/plugins/serializers/json"
 	"github.com/morse-agent/morse/plugins/serializers/msgpack"
@@ -35,6 +36,7 @@ type (
 	Carbon2      = carbon2.Options
 	CSV          = csv.Options
 	SplunkMetric = splunkmetric.Options
+	Graphite     = graphite.Options
 )
 
 // Influx are Telegraf's influx serializer options.
@@ -68,8 +70,7 @@ type Config struct {
 	Carbon2
 	CSV
 	SplunkMetric
-	// Graphite's options go here when its serializer is registered (one embed, one entry
-	// in formats).
+	Graphite
 }
 
 // format is one registered data_format: its options in Config, how to check and build it.
@@ -107,6 +108,11 @@ var formats = map[string]format{
 		options:  func(c *Config) any { return &c.CSV },
 		validate: func(c *Config) error { return c.CSV.Validate() },
 		build:    func(c *Config) (serializers.Serializer, error) { return csv.New(c.CSV) },
+	},
+	"graphite": {
+		options:  func(c *Config) any { return &c.Graphite },
+		validate: func(c *Config) error { return c.Graphite.Validate() },
+		build:    func(c *Config) (serializers.Serializer, error) { return graphite.New(c.Graphite) },
 	},
 	"splunkmetric": {
 		options:  func(c *Config) any { return &c.SplunkMetric },
