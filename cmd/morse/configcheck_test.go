@@ -23,7 +23,7 @@ func TestConfigCheckTelegrafConfigs(t *testing.T) {
 		require.Contains(t, out, "  warned      mountpoints (line 7): removed in Telegraf 1.30.0 (deprecated since 0.10.2): morse reads it as mount_points; use mount_points instead [docs/telegraf-compat.md#deprecated-and-removed-options]")
 		require.Contains(t, out, "  warned      ssl_ca (line 16): removed in Telegraf 1.35.0 (deprecated since 1.7.0): morse reads it as tls_ca")
 		require.Contains(t, out, "  warned      pid_tag (line 11): deprecated in Telegraf since 1.29.0")
-		require.Contains(t, out, "  differs     data_format (line 17): influx, value, logfmt, csv, grok, json, json_v2, prometheus, graphite, metricjson and msgpack, each with its options")
+		require.Contains(t, out, "  differs     data_format (line 17): \"influx\" (default), \"json\", \"json_v2\", \"csv\", \"grok\"")
 		require.Contains(t, out, "ansible/telegraf.conf:6: agent.utc: removed in Telegraf 1.35.0")
 		require.Contains(t, out, "5 plugins (0 unsupported), 17 options: 9 same, 6 warned, 2 differ, 0 unsupported\nmorse would run this config\n")
 	})
