@@ -36,10 +36,14 @@ func TestShutdownExitsWithinTheTimeout(t *testing.T) {
 		path := writeFile(t, t.TempDir(), "shut.conf", conf.String())
 		cmd := startAgent(t, path, listen)
 		in.Pause(t)
-		// Two batches leave at once and hang; the next lines fill the buffer up to its
-		// high-water mark (0.8), where the listener holds back and then refuses the rest.
-		require.Len(t, postLines(t, listen, 0, 1000), 1000, "the listener takes the lines")
-		postLines(t, listen, 1000, 2000)
+		// Batches of these leave and hang. They stay below the buffer's high-water mark
+		// (0.8 of 1000), so the listener takes them all without waiting for room, however
+		// long the outputs take to pick up their first batch: from 800 on it would wait
+		// backpressure_max_wait for each of the outputs, and then refuse the rest.
+		require.Len(t, postLines(t, listen, 0, 799), 799, "the listener takes the lines")
+		// These fill the buffer up to the mark, where the listener holds back and then
+		// refuses the rest.
+		postLines(t, listen, 799, 2000)
 		start := time.Now()
 		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 		_ = cmd.Wait()
