@@ -265,3 +265,43 @@ func TestTelegrafServiceConfigsReceive(t *testing.T) {
 		requireCheckRuns(t, []string{"--config", filepath.Join(runDir, "kafka-json_v2.conf")})
 	})
 }
+
+// TestTelegrafFileOutputsWriteEachFormat: a config whose outputs.file tables write JSON,
+// Prometheus' text format and carbon2 loads under --test, and --once writes each file in
+// its format, as Telegraf's serializers write them.
+func TestTelegrafFileOutputsWriteEachFormat(t *testing.T) {
+	operatorEnv(t)
+	dir := t.TempDir()
+	t.Setenv("OUT_DIR", dir)
+	conf := filepath.Join(runDir, "file-serializers.conf")
+	out, stderr, code := runMorse(t, "--config", conf, "--test")
+	require.Zero(t, code, stderr)
+	require.Contains(t, out, "> http,code=302,route=/login latency_seconds=0.048,requests_total=85i 1709294400000000000\n")
+	requireCheckRuns(t, []string{"--config", conf})
+
+	_, stderr, code = runMorse(t, "--config", conf, "--once")
+	require.Zero(t, code, stderr)
+	for file, want := range map[string]string{
+		"metrics.json": `{"fields":{"latency_seconds":0.012,"requests_total":1200},"name":"http","tags":{"code":"200","route":"/index"},"timestamp":1709294400}
+{"fields":{"latency_seconds":0.048,"requests_total":85},"name":"http","tags":{"code":"302","route":"/login"},"timestamp":1709294400}
+`,
+		"telegraf.prom": `# HELP http_latency_seconds Telegraf collected metric
+# TYPE http_latency_seconds untyped
+http_latency_seconds{code="200",route="/index"} 0.012
+http_latency_seconds{code="302",route="/login"} 0.048
+# HELP http_requests_total Telegraf collected metric
+# TYPE http_requests_total counter
+http_requests_total{code="200",route="/index"} 1200
+http_requests_total{code="302",route="/login"} 85
+`,
+		"metrics.carbon2": `metric=http_requests_total code=200 route=/index  1200 1709294400
+metric=http_latency_seconds code=200 route=/index  0.012 1709294400
+metric=http_requests_total code=302 route=/login  85 1709294400
+metric=http_latency_seconds code=302 route=/login  0.048 1709294400
+`,
+	} {
+		got, err := os.ReadFile(filepath.Join(dir, file))
+		require.NoError(t, err)
+		require.Equal(t, want, string(got), file)
+	}
+}
