@@ -74,7 +74,7 @@ func allTypes() morse.Metric {
 // parser in each data format, and the message options (topic_tag, msg_headers_as_tags,
 // msg_header_as_metric_name, timestamp_source) apply.
 func testFormats(t *testing.T, srv *testserver.Kafka) {
-	jsonS, err := jsonser.New(jsonser.Options{TimestampUnits: time.Nanosecond})
+	jsonS, err := jsonser.New(jsonser.Options{TimestampUnits: morse.Duration(time.Nanosecond)})
 	require.NoError(t, err)
 	cases := []struct {
 		format string

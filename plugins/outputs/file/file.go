@@ -1,5 +1,6 @@
-// Package file is the file output: it writes metrics as line protocol to files or to the
-// standard streams, with Telegraf's outputs.file options.
+// Package file is the file output: it writes metrics to files or to the standard streams in
+// any data_format that morse serializes (line protocol by default), with Telegraf's
+// outputs.file options.
 package file
 
 import (
@@ -16,7 +17,8 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
+	"github.com/morse-agent/morse/plugins/serializers"
+	"github.com/morse-agent/morse/plugins/serializers/dataformat"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -24,7 +26,7 @@ import (
 var sampleConfig string
 
 // Description is the one-line summary shown by `morse config`.
-const Description = "Send metrics to files or to the standard streams, as InfluxDB line protocol"
+const Description = "Send metrics to files or to the standard streams"
 
 func init() {
 	morse.RegisterOutput(morse.OutputInfo{
@@ -42,8 +44,9 @@ func init() {
 type File struct {
 	// Files are the paths to append to; "stdout" and "stderr" name the standard streams.
 	Files []string `toml:"files"`
-	// UseBatchFormat is Telegraf's switch between per-metric and batch serialization. Line
-	// protocol is the same either way, so it changes nothing.
+	// UseBatchFormat writes each batch in the format's batch form where it has one
+	// (json's {"metrics":[...]}, prometheus's families over the whole batch, csv's one
+	// header), as Telegraf's use_batch_format does; line protocol is the same either way.
 	UseBatchFormat bool `toml:"use_batch_format"`
 
 	// The rotation options are Telegraf's. morse does not rotate; they are accepted at
@@ -56,16 +59,8 @@ type File struct {
 	CompressionAlgorithm string `toml:"compression_algorithm"`
 	CompressionLevel     int    `toml:"compression_level"`
 
-	// DataFormat must be "influx" (or empty, meaning the same).
-	DataFormat string `toml:"data_format"`
-	// InfluxMaxLineBytes splits longer lines; 0 means no limit. See influx.Options.
-	InfluxMaxLineBytes int `toml:"influx_max_line_bytes"`
-	// InfluxSortFields writes fields in ascending order of their keys.
-	InfluxSortFields bool `toml:"influx_sort_fields"`
-	// InfluxUintSupport writes unsigned integers as 42u instead of clamped 42i.
-	InfluxUintSupport bool `toml:"influx_uint_support"`
-	// InfluxOmitTimestamp writes lines without a timestamp.
-	InfluxOmitTimestamp bool `toml:"influx_omit_timestamp"`
+	// Config is data_format and the options of each format, with Telegraf's keys.
+	dataformat.Config
 
 	// Precision is the agent's precision, set by the agent rather than the config. Times are
 	// truncated to it and still written in nanoseconds, as Telegraf's file output does, so
@@ -80,12 +75,12 @@ type File struct {
 
 	mu       sync.Mutex
 	serStats *selfstat.SerializerStats // internal_serializer; nil without an agent
-	ser      *influx.Serializer
+	ser      serializers.Serializer
 	writers  []target
 	buf      []byte
-	sorted   []morse.Field
-	enc      encoder      // nil without compression
-	zbuf     bytes.Buffer // the compressed batch, reused
+	prepared []morse.Metric // the batch with its times truncated, reused
+	enc      encoder        // nil without compression
+	zbuf     bytes.Buffer   // the compressed batch, reused
 }
 
 // target is one opened destination.
@@ -97,7 +92,7 @@ type target struct {
 
 // New returns a File output with Telegraf's defaults: line protocol to stdout.
 func New() *File {
-	return &File{Files: []string{"stdout"}, DataFormat: "influx", RotationMaxArchives: 5, CompressionLevel: -1}
+	return &File{Files: []string{"stdout"}, Config: dataformat.Config{DataFormat: "influx"}, RotationMaxArchives: 5, CompressionLevel: -1}
 }
 
 // SetPrecision sets the agent's precision; see the Precision field.
@@ -117,12 +112,7 @@ func (f *File) Validate() error {
 			errs = append(errs, morse.Errorf("files", "%q is listed twice; every metric would be written to it twice", name))
 		}
 	}
-	if f.DataFormat != "" && f.DataFormat != "influx" {
-		errs = append(errs, morse.Errorf("data_format", "%q is not supported: the file output writes only \"influx\" (line protocol)", f.DataFormat))
-	}
-	if f.InfluxMaxLineBytes < 0 {
-		errs = append(errs, morse.Errorf("influx_max_line_bytes", "must not be negative (0 means no limit), got %d", f.InfluxMaxLineBytes))
-	}
+	errs = append(errs, f.Config.Validate())
 	const rotate = "file rotation is not supported; leave it unset and rotate with logrotate's copytruncate"
 	if f.RotationInterval != 0 {
 		errs = append(errs, morse.Errorf("rotation_interval", "%s", rotate))
@@ -149,7 +139,11 @@ func (f *File) Connect(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closeLocked()
-	f.ser = influx.New(influx.Options{UintSupport: f.InfluxUintSupport, MaxLineBytes: f.InfluxMaxLineBytes})
+	ser, err := f.Config.New()
+	if err != nil {
+		return err
+	}
+	f.ser = ser
 	enc, err := newEncoder(f.CompressionAlgorithm, f.CompressionLevel)
 	if err != nil {
 		return err
@@ -187,19 +181,22 @@ func orDefault(w io.Writer, def *os.File) io.Writer {
 	return def
 }
 
-// Write serializes the batch into one reused buffer and writes it to every file.
-//
 // SetSelfStats implements morse.SelfStatsSetter: the agent hands over its registry, where
-// the output counts what it serializes (internal_serializer, type=influx), as Telegraf's
-// outputs with a data_format do.
+// the output counts what it serializes (internal_serializer, tagged with the data_format),
+// as Telegraf's outputs with a data_format do.
 func (f *File) SetSelfStats(r *selfstat.Registry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.serStats = selfstat.NewSerializerStats(r, "influx")
+	f.serStats = selfstat.NewSerializerStats(r, f.FormatName())
 }
 
-// A metric that cannot be written as line protocol (no writable field, an empty name) is
-// dropped and reported in a *morse.PartialWriteError, or a permanent error when no metric of
+// WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they
+// are: the influx serializer writes their text. Other formats take them expanded.
+func (f *File) WritesLines() bool { return f.Config.WritesLines() }
+
+// Write serializes the batch into one reused buffer and writes it to every file.
+//
+// A metric that the format cannot write (no writable field, an empty name) is dropped and reported in a *morse.PartialWriteError, or a permanent error when no metric of
 // the batch could be written. A failed file write is retryable; the files that did take the
 // batch get it again on the retry, as with Telegraf.
 func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
@@ -208,20 +205,10 @@ func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
 	if f.ser == nil {
 		return errors.New("file: Write called before Connect or after Close")
 	}
-	buf := f.buf[:0]
-	dropped := 0
-	var firstErr error
 	start := time.Now()
-	for _, m := range batch {
-		var err error
-		if buf, err = f.ser.AppendMetric(buf, f.prepare(m)); err != nil {
-			dropped++
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-	}
+	buf, serErr := serializers.Append(f.ser, f.buf[:0], f.prepare(batch), f.UseBatchFormat)
 	f.buf = buf
+	dropped := serializers.Dropped(serErr)
 	f.serStats.Serialized(len(batch), len(buf), time.Since(start))
 	f.serStats.Failed(dropped)
 	if len(buf) > 0 && f.enc != nil {
@@ -242,28 +229,20 @@ func (f *File) Write(ctx context.Context, batch []morse.Metric) error {
 			return errors.Join(errs...)
 		}
 	}
-	switch {
-	case dropped == 0:
-		return nil
-	case dropped == len(batch):
-		return firstErr
-	}
-	return &morse.PartialWriteError{Dropped: dropped, Reason: morse.ReasonSerialize, Err: firstErr}
+	return serializers.Result(serErr, len(batch))
 }
 
-// prepare applies the options that change a metric before it is serialized. Metric is a
-// value, so this changes the copy that is written and nothing that other outputs see.
-func (f *File) prepare(m morse.Metric) morse.Metric {
-	switch {
-	case f.InfluxOmitTimestamp:
-		m = m.WithTime(time.Time{})
-	case f.Precision > 1:
-		m = m.WithTime(m.Time().Truncate(time.Duration(f.Precision)))
+// prepare truncates the metrics' times to the agent's precision. Metric is a value, so
+// this changes copies, in a slice the output reuses, and nothing that other outputs see.
+func (f *File) prepare(batch []morse.Metric) []morse.Metric {
+	if f.Precision <= 1 {
+		return batch
 	}
-	if f.InfluxSortFields {
-		m = influx.SortFields(m, &f.sorted)
+	f.prepared = f.prepared[:0]
+	for _, m := range batch {
+		f.prepared = append(f.prepared, m.WithTime(m.Time().Truncate(time.Duration(f.Precision))))
 	}
-	return m
+	return f.prepared
 }
 
 // Close closes the files; the standard streams stay open. A Write after Close fails rather

@@ -259,7 +259,7 @@ func TestValidate(t *testing.T) {
 		{"no files", func(f *file.File) { f.Files = nil }, []string{"files"}, "at least one file"},
 		{"empty file name", func(f *file.File) { f.Files = []string{"stdout", " "} }, []string{"files"}, "entry 2 is empty"},
 		{"file twice", func(f *file.File) { f.Files = []string{"/tmp/x", "/tmp/x"} }, []string{"files"}, `"/tmp/x" is listed twice`},
-		{"json", func(f *file.File) { f.DataFormat = "json" }, []string{"data_format"}, `"json" is not supported`},
+		{"unknown format", func(f *file.File) { f.DataFormat = "nope" }, []string{"data_format"}, `"nope" is not supported`},
 		{"negative max line", func(f *file.File) { f.InfluxMaxLineBytes = -1 }, []string{"influx_max_line_bytes"}, "must not be negative"},
 		{"rotation", func(f *file.File) {
 			f.RotationInterval = morse.Duration(time.Hour)

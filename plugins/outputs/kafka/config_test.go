@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 		{"max_message_bytes 0 is the default, as in Telegraf", func(k *Kafka) { k.MaxMessageBytes = 0 }, ""},
 		{"producer_timestamp", func(k *Kafka) { k.ProducerTimestamp = "later" }, "producer_timestamp"},
 		{"data_format", func(k *Kafka) { k.DataFormat = "avro" }, "data_format"},
-		{"json_transformation", func(k *Kafka) { k.DataFormat, k.JSONTransformation = "json", "$" }, "json_transformation"},
+		{"json_transformation", func(k *Kafka) { k.DataFormat, k.JSON.Transformation = "json", "$$(" }, "json_transformation"},
 		{"sasl mechanism", func(k *Kafka) { k.SASLMechanism = "GSSAPI" }, "sasl_mechanism"},
 		{"sasl user", func(k *Kafka) { k.SASLMechanism = "SCRAM-SHA-256" }, "sasl_username"},
 		{"oauth token", func(k *Kafka) { k.SASLMechanism = "OAUTHBEARER" }, "sasl_access_token"},
@@ -308,7 +308,7 @@ func TestTelegrafConfig(t *testing.T) {
 	require.Equal(t, []string{"k1:9092", "k2:9092"}, k.Brokers)
 	require.Equal(t, TopicSuffix{Method: "tags", Keys: []string{"foo", "bar"}, Separator: "_"}, k.TopicSuffix)
 	require.Equal(t, []any{"SCRAM-SHA-512", morse.Secret("p"), "/etc/ca.pem", true, "json", morse.Duration(time.Millisecond)},
-		[]any{k.SASLMechanism, k.SASLPassword, k.Config.CA, k.Socks5Enabled, k.DataFormat, k.JSONTimestampUnits})
+		[]any{k.SASLMechanism, k.SASLPassword, k.Config.CA, k.Socks5Enabled, k.DataFormat, k.JSON.TimestampUnits})
 	require.Equal(t, morse.Duration(15*time.Second), *k.KeepAlivePeriod)
 	require.Len(t, k.Headers, 2)
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	common "github.com/morse-agent/morse/plugins/common/kafka"
+	"github.com/morse-agent/morse/plugins/serializers"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -85,7 +86,7 @@ type Kafka struct {
 
 	log        *slog.Logger
 	headerTmpl []headerTemplate
-	ser        serializer
+	ser        serializers.Serializer // writes one metric as one message
 	// serStats counts internal_serializer; nil without an agent. Writes may run
 	// concurrently, hence the atomic.
 	serStats atomic.Pointer[selfstat.SerializerStats]
@@ -184,7 +185,7 @@ func (k *Kafka) Validate() error {
 	if err := k.ClientConfig.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := k.Format.validate(); err != nil {
+	if err := k.Format.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -194,7 +195,7 @@ func (k *Kafka) Validate() error {
 // accepted but has no effect.
 func (k *Kafka) Init() error {
 	var err error
-	if k.ser, err = k.Format.serializer(); err != nil {
+	if k.ser, err = k.Format.New(); err != nil {
 		return err
 	}
 	headers := k.Headers
@@ -319,5 +320,5 @@ func (k *Kafka) client() *kgo.Client {
 // the output counts what it serializes (internal_serializer, tagged with data_format), as
 // Telegraf's outputs with a data_format do.
 func (k *Kafka) SetSelfStats(r *selfstat.Registry) {
-	k.serStats.Store(selfstat.NewSerializerStats(r, cmp.Or(k.DataFormat, "influx")))
+	k.serStats.Store(selfstat.NewSerializerStats(r, k.FormatName()))
 }

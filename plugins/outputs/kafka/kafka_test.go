@@ -23,6 +23,7 @@ func TestThroughBroker(t *testing.T) {
 	t.Parallel()
 	srv := startKafka(t, testserver.KafkaOptions{})
 	t.Run("round trips", func(t *testing.T) { testRoundTrips(t, srv) })
+	t.Run("splunkmetric from a config", func(t *testing.T) { testSplunkMetric(t, srv) })
 	t.Run("routing", func(t *testing.T) { testRouting(t, srv) })
 	t.Run("headers and keys", func(t *testing.T) { testHeadersAndKeys(t, srv) })
 	t.Run("too large for max_message_bytes", func(t *testing.T) { testTooLargeForOutput(t, srv) })
@@ -72,8 +73,12 @@ func testRoundTrips(t *testing.T, srv *testserver.Kafka) {
 			topic := "roundtrip-" + format
 			k := connect(t, srv.Addr(), func(k *Kafka) {
 				k.Topic, k.DataFormat, k.RoutingTag = topic, format, "host"
-				k.InfluxUintSupport = true
-				k.JSONTimestampUnits = morse.Duration(time.Nanosecond)
+				switch format {
+				case "influx":
+					k.InfluxUintSupport = true
+				case "json":
+					k.JSON.TimestampUnits = morse.Duration(time.Nanosecond)
+				}
 			})
 			ms := roundTripMetrics(format)
 			require.NoError(t, write(t, k, ms))

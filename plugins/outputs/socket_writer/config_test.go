@@ -73,7 +73,8 @@ func TestValidate(t *testing.T) {
 		{"vsock", func(w *SocketWriter) { w.Address = "vsock://3:1024" }, "address"},
 		{"tls on udp", func(w *SocketWriter) { w.Address = "udp://127.0.0.1:1"; w.CA = "ca.pem" }, "tls_ca"},
 		{"encoding", func(w *SocketWriter) { w.ContentEncoding = "zstd" }, "content_encoding"},
-		{"format", func(w *SocketWriter) { w.DataFormat = "json" }, "data_format"},
+		{"format", func(w *SocketWriter) { w.DataFormat = "nope" }, "data_format"},
+		{"option of another format", func(w *SocketWriter) { w.CSV.Separator = ";" }, "csv_separator"},
 		{"keep alive", func(w *SocketWriter) { p := morse.Duration(-1); w.KeepAlivePeriod = &p }, "keep_alive_period"},
 		{"line bytes", func(w *SocketWriter) { w.InfluxMaxLineBytes = -1 }, "influx_max_line_bytes"},
 		{"tls pair", func(w *SocketWriter) { w.Cert = "c.pem" }, "tls_cert"},
@@ -111,7 +112,7 @@ func TestInfluxOptions(t *testing.T) {
 			w := New()
 			tc.mod(w)
 			require.NoError(t, w.Init())
-			line, err := w.ser.AppendMetric(nil, w.prepare(m))
+			line, err := w.ser.AppendMetric(nil, m)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, string(line))
 			require.Equal(t, !w.InfluxSortFields, w.WritesLines())

@@ -17,6 +17,10 @@ import (
 // (EMSGSIZE): sending the same datagram again can never succeed.
 const ReasonDatagramTooLarge = "datagram_too_large"
 
+// asIs is the identity, for httpout.Body's prepare: the serializer applies the format's
+// options itself.
+func asIs(m morse.Metric) morse.Metric { return m }
+
 // dialTimeout bounds connecting when the agent's context has no earlier deadline.
 const dialTimeout = 10 * time.Second
 
@@ -126,7 +130,7 @@ func newStream(c net.Conn, zip bool) *stream { return &stream{conn: c, zip: zip}
 
 func (s *stream) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 	start := time.Now()
-	body, n, first := s.body.Build(batch, w.ser.AppendMetric, w.prepare, false)
+	body, n, first := s.body.Build(batch, w.ser.AppendMetric, asIs, false)
 	w.serStats.Serialized(len(batch), len(body), time.Since(start))
 	w.serStats.Failed(n)
 	var d drops
@@ -166,7 +170,7 @@ func (d *datagram) send(w *SocketWriter, batch []morse.Metric) (drops, error) {
 	}()
 	for i, m := range batch {
 		start := time.Now()
-		line, err := w.ser.AppendMetric(d.buf[:0], w.prepare(m))
+		line, err := w.ser.AppendMetric(d.buf[:0], m)
 		took += time.Since(start)
 		if err != nil {
 			failed++

@@ -1,7 +1,7 @@
-// Package socketwriter is the outputs.socket_writer plugin: it sends line protocol to a TCP,
-// UDP or unix socket, for anything that reads line protocol from a socket (morse's and
-// Telegraf's socket_listener, InfluxDB's UDP service, QuestDB over TCP). Its options are
-// Telegraf's.
+// Package socketwriter is the outputs.socket_writer plugin: it sends metrics to a TCP, UDP
+// or unix socket in any data_format that morse serializes, line protocol by default, for
+// anything that reads from a socket (morse's and Telegraf's socket_listener, InfluxDB's UDP
+// service, QuestDB over TCP, Graphite and Carbon 2.0 receivers). Its options are Telegraf's.
 //
 // A stream (tcp, unix) carries each batch in one write; a datagram (udp, unixgram) carries
 // one metric, as in Telegraf, so a lost datagram loses one metric. A failed write closes the
@@ -22,7 +22,8 @@ import (
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
-	"github.com/morse-agent/morse/plugins/serializers/influx"
+	"github.com/morse-agent/morse/plugins/serializers"
+	"github.com/morse-agent/morse/plugins/serializers/dataformat"
 	"github.com/morse-agent/morse/selfstat"
 )
 
@@ -30,7 +31,7 @@ import (
 var sampleConfig string
 
 // Description is the one-line summary shown by `morse config`.
-const Description = "Send line protocol to a TCP, UDP or unix socket"
+const Description = "Send metrics to a TCP, UDP or unix socket"
 
 func init() {
 	morse.RegisterOutput(morse.OutputInfo{
@@ -40,6 +41,10 @@ func init() {
 		New:          func() morse.Output { return New() },
 	})
 }
+
+// Format is the serializer registry's config under a name of its own: the output embeds
+// tlsclient.Config too, and a struct cannot embed two types called Config.
+type Format = dataformat.Config
 
 // DefaultAddress is Telegraf's example address.
 const DefaultAddress = "tcp://127.0.0.1:8094"
@@ -54,16 +59,9 @@ type SocketWriter struct {
 	KeepAlivePeriod *morse.Duration `toml:"keep_alive_period"`
 	// ContentEncoding is "identity" or "gzip".
 	ContentEncoding string `toml:"content_encoding"`
-	// DataFormat must be "influx" (or empty, meaning the same).
-	DataFormat string `toml:"data_format"`
-	// InfluxUintSupport writes unsigned integers as 42u instead of clamped 42i.
-	InfluxUintSupport bool `toml:"influx_uint_support"`
-	// InfluxOmitTimestamp writes lines without a timestamp.
-	InfluxOmitTimestamp bool `toml:"influx_omit_timestamp"`
-	// InfluxSortFields writes fields in ascending order of their keys.
-	InfluxSortFields bool `toml:"influx_sort_fields"`
-	// InfluxMaxLineBytes splits longer metrics into several lines; 0 means no limit.
-	InfluxMaxLineBytes int `toml:"influx_max_line_bytes"`
+	// Format is data_format and the options of each format, with Telegraf's keys. Each
+	// metric is serialized on its own, as Telegraf's socket_writer does.
+	Format
 	tlsclient.Config
 
 	log *slog.Logger
@@ -71,26 +69,24 @@ type SocketWriter struct {
 	// mu serialises writes, connects and Close: one connection carries one stream.
 	mu   sync.Mutex
 	addr sockaddr.Address
-	ser  *influx.Serializer
+	ser  serializers.Serializer
 	conn sender // nil when not connected
-	// sorted is influx_sort_fields' scratch slice, reused under mu.
-	sorted []morse.Field
 
 	serStats *selfstat.SerializerStats // internal_serializer; nil without an agent
 }
 
 // SetSelfStats implements morse.SelfStatsSetter: the agent hands over its registry, where
-// the output counts what it serializes (internal_serializer, type=influx), as Telegraf's
-// outputs with a data_format do.
+// the output counts what it serializes (internal_serializer, tagged with the data_format),
+// as Telegraf's outputs with a data_format do.
 func (w *SocketWriter) SetSelfStats(r *selfstat.Registry) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.serStats = selfstat.NewSerializerStats(r, "influx")
+	w.serStats = selfstat.NewSerializerStats(r, w.FormatName())
 }
 
 // New returns an output with Telegraf's defaults.
 func New() *SocketWriter {
-	return &SocketWriter{Address: DefaultAddress, ContentEncoding: "identity", DataFormat: "influx"}
+	return &SocketWriter{Address: DefaultAddress, ContentEncoding: "identity", Format: Format{DataFormat: "influx"}}
 }
 
 var (
@@ -126,14 +122,9 @@ func (w *SocketWriter) Validate() error {
 	default:
 		errs = append(errs, morse.Errorf("content_encoding", "%q: must be \"gzip\" or \"identity\"", w.ContentEncoding))
 	}
-	if w.DataFormat != "" && w.DataFormat != "influx" {
-		errs = append(errs, morse.Errorf("data_format", "%q is not supported: only \"influx\"", w.DataFormat))
-	}
+	errs = append(errs, w.Format.Validate())
 	if w.KeepAlivePeriod != nil && *w.KeepAlivePeriod < 0 {
 		errs = append(errs, morse.Errorf("keep_alive_period", "must not be negative"))
-	}
-	if w.InfluxMaxLineBytes < 0 {
-		errs = append(errs, morse.Errorf("influx_max_line_bytes", "must not be negative"))
 	}
 	if err := w.Config.Validate(); err != nil {
 		errs = append(errs, err)
@@ -157,7 +148,11 @@ func (w *SocketWriter) setup() error {
 		return err
 	}
 	w.addr, _ = sockaddr.Parse(w.Address)
-	w.ser = influx.New(influx.Options{UintSupport: w.InfluxUintSupport, MaxLineBytes: w.InfluxMaxLineBytes})
+	ser, err := w.Format.New()
+	if err != nil {
+		return err
+	}
+	w.ser = ser
 	return nil
 }
 
@@ -241,21 +236,10 @@ func (w *SocketWriter) send(ctx context.Context, batch []morse.Metric) (drops, e
 const writeTimeout = 30 * time.Second
 
 // WritesLines tells the agent that line metrics (morse.NewLineMetric) may come as they are:
-// the serializer writes their text. With influx_sort_fields the output reads the fields of
-// every metric, which would only expand each one, so it takes them expanded.
-func (w *SocketWriter) WritesLines() bool { return !w.InfluxSortFields }
-
-// prepare applies the options that change a metric before it is serialized. Metric is a
-// value, so this changes only the copy that is written. It runs under mu.
-func (w *SocketWriter) prepare(m morse.Metric) morse.Metric {
-	if w.InfluxOmitTimestamp {
-		m = m.WithTime(time.Time{})
-	}
-	if w.InfluxSortFields {
-		m = influx.SortFields(m, &w.sorted)
-	}
-	return m
-}
+// the influx serializer writes their text. With influx_sort_fields, or another format, the
+// serializer reads the fields of every metric, which would only expand each one, so the
+// output takes them expanded.
+func (w *SocketWriter) WritesLines() bool { return w.Format.WritesLines() }
 
 // Close ends the connection; a stream's gzip is finished first, so that the reader sees a
 // whole stream.

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/serializers"
 )
 
 // Errors that make a whole metric unwritable. They reach callers wrapped in a
@@ -39,42 +40,66 @@ var (
 	ErrTimeRange = errors.New("time outside the range of the timestamp units")
 )
 
-// Options configure a Serializer; the TOML keys of Telegraf's JSON serializer are given.
+// Options are Telegraf's json serializer options, with its TOML keys.
 type Options struct {
 	// TimestampUnits (json_timestamp_units) is the unit of the Unix timestamp, rounded down
 	// to a power of ten as Telegraf does; zero means 1s, Telegraf's default. A round trip
 	// keeps nanoseconds only with 1ns.
-	TimestampUnits time.Duration
+	TimestampUnits morse.Duration `toml:"json_timestamp_units"`
 	// TimestampFormat (json_timestamp_format), when set, writes the time as a string in this
 	// Go layout, in UTC, instead of a number.
-	TimestampFormat string
+	TimestampFormat string `toml:"json_timestamp_format"`
+	// Transformation (json_transformation) is a JSONata expression applied to each object
+	// (or, in batch format, to {"metrics":[...]}) before it is written; see transform.go.
+	Transformation string `toml:"json_transformation"`
 	// NestedFieldsInclude and NestedFieldsExclude (json_nested_fields_include and _exclude)
 	// select string fields, by key, whose value is written as the JSON it holds instead of
 	// as a string, when it is valid JSON. Patterns are path.Match globs (*, ?, [a-z]).
-	NestedFieldsInclude []string
-	NestedFieldsExclude []string
+	NestedFieldsInclude []string `toml:"json_nested_fields_include"`
+	NestedFieldsExclude []string `toml:"json_nested_fields_exclude"`
+}
+
+// Validate reports every problem of the options, each under its key.
+func (o *Options) Validate() error {
+	var errs []error
+	for key, pats := range map[string][]string{"json_nested_fields_include": o.NestedFieldsInclude, "json_nested_fields_exclude": o.NestedFieldsExclude} {
+		for _, p := range pats {
+			if _, err := path.Match(p, ""); err != nil {
+				errs = append(errs, morse.Errorf(key, "bad pattern %q: %w", p, err))
+			}
+		}
+	}
+	if o.TimestampUnits < 0 {
+		errs = append(errs, morse.Errorf("json_timestamp_units", "must not be negative"))
+	}
+	if o.Transformation != "" {
+		if _, err := compileTransformation(o.Transformation); err != nil {
+			errs = append(errs, morse.Errorf("json_transformation", "%w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Serializer encodes metrics as JSON. It holds no per-call state, so one Serializer may be
 // used by many goroutines at once.
 type Serializer struct {
-	units   int64 // nanoseconds, a power of ten
-	layout  string
-	include []string
-	exclude []string
-	skipped atomic.Int64
+	units     int64 // nanoseconds, a power of ten
+	layout    string
+	include   []string
+	exclude   []string
+	transform *transformation // nil without json_transformation
+	skipped   atomic.Int64
 }
 
-// New returns a Serializer, or an error naming the option at fault.
+// New returns a Serializer, or the options' problems.
 func New(opts Options) (*Serializer, error) {
-	s := &Serializer{units: RoundUnits(opts.TimestampUnits), layout: opts.TimestampFormat,
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Serializer{units: RoundUnits(time.Duration(opts.TimestampUnits)), layout: opts.TimestampFormat,
 		include: opts.NestedFieldsInclude, exclude: opts.NestedFieldsExclude}
-	for key, pats := range map[string][]string{"json_nested_fields_include": s.include, "json_nested_fields_exclude": s.exclude} {
-		for _, p := range pats {
-			if _, err := path.Match(p, ""); err != nil {
-				return nil, morse.Errorf(key, "bad pattern %q: %w", p, err)
-			}
-		}
+	if opts.Transformation != "" {
+		s.transform, _ = compileTransformation(opts.Transformation)
 	}
 	return s, nil
 }
@@ -102,6 +127,9 @@ func (s *Serializer) SkippedFields() int64 { return s.skipped.Load() }
 // AppendMetric appends m to dst as one JSON object and a newline. When m cannot be written
 // it returns dst unchanged and an error wrapping a *morse.PermanentError.
 func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
+	if s.transform != nil {
+		return s.transformMetric(dst, m)
+	}
 	start := len(dst)
 	dst, n := s.appendObject(dst, m)
 	if n == 0 {
@@ -115,11 +143,15 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 }
 
 // AppendBatch appends Telegraf's batch form, {"metrics":[...]} and a newline. Metrics that
-// cannot be written are left out and counted in dropped.
-func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) (out []byte, dropped int) {
+// cannot be written are left out and named in a *serializers.Error.
+func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, error) {
+	if s.transform != nil {
+		return s.transformBatch(dst, batch)
+	}
+	var failed *serializers.Error // allocated only on a failure
 	dst = append(dst, `{"metrics":[`...)
 	first := true
-	for _, m := range batch {
+	for i, m := range batch {
 		mark := len(dst)
 		if !first {
 			dst = append(dst, ',')
@@ -132,14 +164,20 @@ func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) (out []byte, 
 		}
 		if !ok {
 			dst = dst[:mark]
-			dropped++
+			reason := ErrNoFields
+			if n > 0 {
+				reason = ErrTimeRange
+			}
+			failed = failed.With(i, s.fail(reason, m))
 			continue
 		}
 		dst = append(dst, '}')
 		first = false
 	}
-	return append(dst, ']', '}', '\n'), dropped
+	return append(dst, ']', '}', '\n'), failed.Err()
 }
+
+var _ serializers.BatchSerializer = (*Serializer)(nil)
 
 // appendObject appends the object up to the timestamp, its keys in Telegraf's order
 // (fields, name, tags, timestamp), and returns how many fields it wrote.
@@ -231,10 +269,23 @@ func (s *Serializer) appendValue(dst []byte, key string, v morse.Value) []byte {
 	return appendString(dst, v.Str())
 }
 
-// AppendFloat writes f as encoding/json does (shortest form, exponent only below 1e-6 and
-// from 1e21 on), plus ".0" when that form has neither a point nor an exponent, so that the
-// reader can tell the float from an integer.
+// AppendFloat writes f as encoding/json does (AppendNumber), plus ".0" when that form has
+// neither a point nor an exponent, so that the reader can tell the float from an integer.
 func AppendFloat(dst []byte, f float64) []byte {
+	start := len(dst)
+	dst = AppendNumber(dst, f)
+	for _, c := range dst[start:] {
+		if c == '.' || c == 'e' {
+			return dst
+		}
+	}
+	return append(dst, '.', '0')
+}
+
+// AppendNumber writes the finite float f exactly as encoding/json's Marshal does: the
+// shortest form, with an exponent only below 1e-6 and from 1e21 on, and an integral value
+// without a decimal point.
+func AppendNumber(dst []byte, f float64) []byte {
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -242,20 +293,18 @@ func AppendFloat(dst []byte, f float64) []byte {
 	start := len(dst)
 	dst = strconv.AppendFloat(dst, f, format, -1, 64)
 	if format == 'e' {
-		// encoding/json writes 1e-07, not 1e-07's two-digit exponent: "1e-7".
+		// encoding/json writes 1e-07's two-digit exponent as one: "1e-7".
 		if n := len(dst); n-start >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
 			dst[n-2] = dst[n-1]
 			dst = dst[:n-1]
 		}
-		return dst
 	}
-	for _, c := range dst[start:] {
-		if c == '.' {
-			return dst
-		}
-	}
-	return append(dst, '.', '0')
+	return dst
 }
+
+// AppendString writes s as a JSON string exactly as encoding/json's Marshal does (HTML
+// characters escaped), for the formats built on JSON.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 
 // appendTime writes the timestamp: a number in the configured units, or a string in the
 // configured layout. It reports false when the number would not fit an int64.
