@@ -3,6 +3,8 @@ package prometheusclient
 import (
 	"math"
 	"strconv"
+
+	promser "github.com/morse-agent/morse/plugins/serializers/prometheus"
 )
 
 // help is the HELP text of every family, Telegraf's.
@@ -95,33 +97,9 @@ func appendLine(dst []byte, name, suffix string, s *series, extra string, at, v 
 	return append(dst, '\n')
 }
 
-// appendEscaped writes a label value with \, " and line feed escaped.
-func appendEscaped(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
-
-// appendFloat writes a value as the exposition format's encoder does: the shortest 'g'
-// form, with +Inf, -Inf and NaN.
-func appendFloat(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "+Inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Inf"...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
-}
+// appendEscaped and appendFloat write label values and sample values as the prometheus
+// serializer does.
+var (
+	appendEscaped = promser.AppendLabelValue
+	appendFloat   = promser.AppendFloat
+)

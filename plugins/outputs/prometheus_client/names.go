@@ -2,65 +2,12 @@ package prometheusclient
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	promser "github.com/morse-agent/morse/plugins/serializers/prometheus"
 )
 
-// The sanitization of names is Telegraf's (plugins/serializers/prometheus/convert.go): a
-// legacy name keeps ASCII letters, digits, _ and (metric names only) :, an illegal first
-// character is dropped, others become _, and leading and trailing _ are trimmed; a name
-// left empty is not written. With name_sanitization = "utf8" a valid UTF-8 name is kept
-// and written as the text format's encoder writes it, with _ for every character a legacy
-// name cannot hold.
-//
-// The prometheus serializer (plugins/serializers/prometheus, on its way to main) has the
-// same rules; when it lands, these give way to its exported ones.
-
-// legal reports whether r may stand at position i of a legacy name; colons only in metric
-// names.
-func legal(r rune, i int, colon bool) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || colon && r == ':' || i > 0 && r >= '0' && r <= '9'
-}
-
-func legacyValid(name string, colon bool) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !legal(rune(name[i]), i, colon) {
-			return false
-		}
-	}
-	return true
-}
-
-// sanitizeName returns the name as written, or false for a name left empty. colon is true
-// for metric names, false for label names.
-func sanitizeName(name string, colon, utf8Names bool) (string, bool) {
-	if legacyValid(name, colon) {
-		return name, true
-	}
-	var b strings.Builder
-	if utf8Names && name != "" && utf8.ValidString(name) {
-		for i, r := range name {
-			if legal(r, i, true) {
-				b.WriteRune(r)
-			} else {
-				b.WriteByte('_')
-			}
-		}
-		return b.String(), true
-	}
-	for i, r := range name {
-		switch {
-		case legal(r, i, colon):
-			b.WriteRune(r)
-		case i > 0:
-			b.WriteByte('_')
-		}
-	}
-	out := strings.Trim(b.String(), "_")
-	return out, out != ""
-}
+// Names are sanitized by the prometheus serializer's rules, Telegraf's (see
+// serializers/prometheus.SanitizeMetricName), so that the serializer and this output agree.
 
 // namer caches the sanitized names of the fields and tags it has seen, so that a write of
 // names already seen allocates nothing. It is used under the store's lock.
@@ -84,7 +31,11 @@ func (n *namer) get(m map[string]string, name string, colon bool) (string, bool)
 	if s, ok := m[name]; ok {
 		return s, s != ""
 	}
-	s, ok := sanitizeName(name, colon, n.utf8)
+	sanitize := promser.SanitizeLabelName
+	if colon {
+		sanitize = promser.SanitizeMetricName
+	}
+	s, ok := sanitize(name, n.utf8)
 	if !ok {
 		s = ""
 	}
