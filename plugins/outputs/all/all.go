@@ -3,6 +3,7 @@ package all
 
 import (
 	_ "github.com/morse-agent/morse/plugins/outputs/file"          // registers outputs.file
+	_ "github.com/morse-agent/morse/plugins/outputs/health"        // registers outputs.health
 	_ "github.com/morse-agent/morse/plugins/outputs/influxdb"      // registers outputs.influxdb
 	_ "github.com/morse-agent/morse/plugins/outputs/influxdb_v2"   // registers outputs.influxdb_v2
 	_ "github.com/morse-agent/morse/plugins/outputs/kafka"         // registers outputs.kafka
