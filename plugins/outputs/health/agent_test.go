@@ -109,3 +109,33 @@ func TestAgentTurnsEndpointUnhealthy(t *testing.T) {
 	close(wedge)
 	require.Eventually(t, status(http.StatusOK, "OK"), 10*time.Second, 10*time.Millisecond)
 }
+
+// TestReloadMovesEndpointToNewInstance: a reload that replaces outputs.health with a new
+// instance on the same address serves again once the old one has let the port go: the new
+// one's connect is retried at start until it binds, with no metric written to it.
+func TestReloadMovesEndpointToNewInstance(t *testing.T) {
+	build := func(addr string, status int) (*config.Config, *health.Health) {
+		h := health.New()
+		h.ServiceAddress = "tcp://" + addr
+		h.DefaultStatus = status
+		cfg := config.DefaultConfig()
+		cfg.Agent.OmitHostname = true
+		cfg.AddInput("ticks", &ticks{})
+		cfg.AddOutput("health", h).Common.FlushInterval = morse.Duration(time.Hour)
+		return cfg, h
+	}
+	cfg, old := build(testutil.FreeAddr(t), http.StatusOK)
+	a, _ := testserver.RunAgent(t, cfg)
+	require.Eventually(t, func() bool { return old.Addr() != nil }, 10*time.Second, 10*time.Millisecond)
+	addr := old.Addr().String()
+	url := "http://" + addr + "/"
+	got, _ := probe(url)
+	require.Equal(t, http.StatusOK, got)
+
+	cfg, fresh := build(addr, http.StatusAccepted) // a status that tells the new one apart
+	require.NoError(t, a.Reload(testutil.Context(t), cfg))
+	require.Eventually(t, func() bool { got, _ := probe(url); return got == http.StatusAccepted }, 20*time.Second, 20*time.Millisecond,
+		"the new instance serves the address")
+	require.Nil(t, old.Addr(), "the old one was closed")
+	require.NotNil(t, fresh.Addr())
+}
