@@ -77,13 +77,13 @@ func run(grpcAddr, httpAddr, out, fail string, failCount int) error {
 	if grpcAddr == "" {
 		cfg.Protocols.GRPC = configoptional.None[configgrpc.ServerConfig]()
 	} else {
-		g := cfg.Protocols.GRPC.Get()
+		g := cfg.Protocols.GRPC.GetOrInsertDefault()
 		g.NetAddr.Endpoint = grpcAddr
 	}
 	if httpAddr == "" {
 		cfg.Protocols.HTTP = configoptional.None[otlpreceiver.HTTPConfig]()
 	} else {
-		h := cfg.Protocols.HTTP.Get()
+		h := cfg.Protocols.HTTP.GetOrInsertDefault()
 		h.ServerConfig.NetAddr.Endpoint = httpAddr
 	}
 	set := receivertest.NewNopSettings(component.MustNewType("otlp"))
