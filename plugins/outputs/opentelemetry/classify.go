@@ -142,4 +142,3 @@ func httpCode(code int) codes.Code {
 	}
 	return codes.Unknown
 }
-
