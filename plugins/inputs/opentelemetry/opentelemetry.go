@@ -12,7 +12,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,6 +62,7 @@ type OpenTelemetry struct {
 	Timeout             morse.Duration `toml:"timeout"`
 	tlsserver.Config
 
+	log    *slog.Logger
 	schema otlpmetrics.Schema
 	server *grpc.Server
 	addr   net.Addr
@@ -77,7 +80,11 @@ var (
 	_ morse.ServiceInput = (*OpenTelemetry)(nil)
 	_ morse.Validator    = (*OpenTelemetry)(nil)
 	_ morse.Initializer  = (*OpenTelemetry)(nil)
+	_ morse.LoggerSetter = (*OpenTelemetry)(nil)
 )
+
+// SetLogger gives the input the engine's logger.
+func (o *OpenTelemetry) SetLogger(l *slog.Logger) { o.log = l }
 
 // Validate checks every option at once, without binding or reading files.
 func (o *OpenTelemetry) Validate() error {
@@ -104,7 +111,30 @@ func (o *OpenTelemetry) Init() error {
 	if o.ServiceAddress == "" {
 		o.ServiceAddress = DefaultServiceAddress
 	}
+	o.warnUnused()
 	return nil
+}
+
+// warnUnused logs once, at Init, each option of traces, logs and profiles set to other than
+// Telegraf's default: morse receives metrics only, so they have no effect.
+func (o *OpenTelemetry) warnUnused() {
+	d := New()
+	for key, set := range map[string]bool{
+		"span_dimensions":       !slices.Equal(o.SpanDimensions, d.SpanDimensions),
+		"log_record_dimensions": !slices.Equal(o.LogRecordDimensions, d.LogRecordDimensions),
+		"profile_dimensions":    len(o.ProfileDimensions) > 0,
+	} {
+		if set {
+			o.logger().Warn("option has no effect: morse receives metrics only, traces, logs and profiles are answered Unimplemented", "option", key)
+		}
+	}
+}
+
+func (o *OpenTelemetry) logger() *slog.Logger {
+	if o.log == nil {
+		return slog.Default().With("input", "opentelemetry")
+	}
+	return o.log
 }
 
 // Addr is the address the input listens on once started, nil before.

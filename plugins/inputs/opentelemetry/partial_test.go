@@ -1,7 +1,9 @@
 package opentelemetry
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,4 +34,19 @@ func TestPartialSuccessAnswer(t *testing.T) {
 	require.Contains(t, resp.GetPartialSuccess().GetErrorMessage(), "exponential histograms are not supported")
 	require.Equal(t, []string{"g gauge=2i"}, shapes(acc.Metrics()))
 	require.Len(t, acc.Errors(), 1)
+}
+
+// TestWarnsUnusedOptions: trace, log and profile options set to other than Telegraf's
+// defaults are each named in a warning at Init; the defaults are not.
+func TestWarnsUnusedOptions(t *testing.T) {
+	var buf bytes.Buffer
+	in := New()
+	in.SetLogger(slog.New(slog.NewTextHandler(&buf, nil)))
+	require.NoError(t, in.Init())
+	require.Empty(t, buf.String())
+	in.SpanDimensions, in.ProfileDimensions = []string{"x"}, []string{"y"}
+	require.NoError(t, in.Init())
+	require.Contains(t, buf.String(), "option=span_dimensions")
+	require.Contains(t, buf.String(), "option=profile_dimensions")
+	require.NotContains(t, buf.String(), "option=log_record_dimensions")
 }
