@@ -161,3 +161,22 @@ type TagLimitReporter interface {
 	TagLimitGuard() string
 	SetTagLimitGuard(trip func(measurement, key string))
 }
+
+// StartConnector is implemented by outputs that serve rather than send, such as
+// outputs.health, whose Connect opens the socket that clients ask. Other outputs connect
+// on their first write, so that a sink that is down at start delays nothing; one that
+// serves must be up from the start, metrics or not. When ConnectsAtStart reports true, the
+// batch writer calls Connect as soon as it may use the output, and again at the retry
+// pace until it succeeds, before its first flush.
+type StartConnector interface {
+	ConnectsAtStart() bool
+}
+
+// EngineWatcher is implemented by plugins that report on the agent that runs them, as
+// outputs.health does. Before Init the agent calls WatchEngine with a value whose methods
+// say what it knows (its Stuck, Failing and Filling, with standard types only); the plugin
+// reads it through a small interface of its own, so that the contract names no engine type
+// and no plugin imports the engine. A plugin built outside an agent is never called.
+type EngineWatcher interface {
+	WatchEngine(engine any)
+}

@@ -47,3 +47,37 @@ func (a *Agent) Status() string {
 	return fmt.Sprintf("%d inputs, %d outputs; %d metrics buffered, %d written, %d dropped",
 		inputs, len(outs), buffered, written, dropped)
 }
+
+// Failing names the outputs whose writes, connects included, have failed and been retried
+// for longer than longer at now: outputs backing off from a sink that is down or refuses
+// them. Unlike Stuck this is no fault of the agent's, but a reader of its health, such as
+// outputs.health, may want to know that metrics are piling up rather than being written.
+func (a *Agent) Failing(now time.Time, longer time.Duration) []string {
+	var failing []string
+	for _, ro := range a.state.Load().outputs {
+		if ro.w == nil {
+			continue
+		}
+		since := ro.w.Stats().FailingSince
+		if d := now.Sub(since); !since.IsZero() && d > longer {
+			failing = append(failing, fmt.Sprintf("%s (failing for %s)", ro.label(), d.Round(time.Second)))
+		}
+	}
+	return failing
+}
+
+// Filling names the outputs whose buffers hold more than fill of their limit (a fraction:
+// 0.9 is 90% of buffer_limit), and so are near evicting.
+func (a *Agent) Filling(fill float64) []string {
+	var filling []string
+	for _, ro := range a.state.Load().outputs {
+		if ro.w == nil {
+			continue
+		}
+		st := ro.w.Stats()
+		if st.BufferLimit > 0 && float64(st.BufferSize) > fill*float64(st.BufferLimit) {
+			filling = append(filling, fmt.Sprintf("%s (buffer holds %d of %d metrics)", ro.label(), st.BufferSize, st.BufferLimit))
+		}
+	}
+	return filling
+}

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -73,5 +75,42 @@ func TestStuckNamesWedgedLoopsOnly(t *testing.T) {
 		synctest.Wait()
 		require.Empty(t, a.Stuck(time.Now(), 0), "released, they make progress again")
 		_ = stop()
+	})
+}
+
+// TestFailingAndFillingNameBackingOffOutputs: Failing names an output whose writes have
+// failed and been retried for longer than asked, Filling one whose buffer holds more than
+// the fraction asked; a healthy output is named by neither, and a recovered one no more.
+func TestFailingAndFillingNameBackingOffOutputs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool
+		down.Store(true)
+		cfg := config.DefaultConfig()
+		cfg.Agent.OmitHostname, cfg.Agent.RoundInterval = true, false
+		cfg.Agent.FlushInterval = morse.Duration(time.Second)
+		cfg.AddInput("seq", &seqInput{Count: 1, Name: "m"})
+		cfg.AddOutput("fine", &testutil.ScriptOutput{})
+		oc := cfg.AddOutput("influxdb", &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error {
+			if down.Load() {
+				return morse.Retryable(errors.New("connection refused"), time.Second)
+			}
+			return nil
+		}})
+		oc.Common.Alias, oc.Common.MetricBufferLimit, oc.Common.MetricBatchSize = "eu", 10, 5
+		a, err := NewAgent(cfg, AgentOptions{Logger: testutil.QuietLogger()})
+		require.NoError(t, err)
+		stop := runAgent(t, a)
+		defer func() { _ = stop() }()
+		// Gathers at 0s, 10s, ..., 60s; the first write fails at 1s, the retries every second.
+		time.Sleep(65 * time.Second)
+		require.Equal(t, []string{"outputs.influxdb::eu (failing for 1m4s)"}, a.Failing(time.Now(), 30*time.Second))
+		require.Empty(t, a.Failing(time.Now(), 64*time.Second), "not longer than asked")
+		require.Equal(t, []string{"outputs.influxdb::eu (buffer holds 7 of 10 metrics)"}, a.Filling(0.5))
+		require.Empty(t, a.Filling(0.7), "not more than asked")
+		down.Store(false)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.Empty(t, a.Failing(time.Now(), 0), "written again")
+		require.Empty(t, a.Filling(0), "the buffer is empty")
 	})
 }

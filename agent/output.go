@@ -49,6 +49,9 @@ func (a *Agent) setupOutput(oc *config.OutputConfig, init bool) error {
 	if s, ok := oc.Plugin.(morse.SelfStatsSetter); ok {
 		s.SetSelfStats(a.stats) // an output that serializes counts internal_serializer there
 	}
+	if w, ok := oc.Plugin.(morse.EngineWatcher); ok {
+		w.WatchEngine(a) // outputs.health asks for Stuck, Failing and Filling
+	}
 	if i, ok := oc.Plugin.(morse.Initializer); ok && init {
 		if err := i.Init(); err != nil {
 			return fmt.Errorf("outputs.%s (%s): init: %w", oc.Name, oc.Source, err)
@@ -95,6 +98,14 @@ func (a *Agent) startOutput(ro *runningOutput) error {
 	ro.w = w
 	a.instances.started(oc.Plugin, w)
 	return nil
+}
+
+// label names the output in a report: outputs.NAME, or outputs.NAME::ALIAS.
+func (ro *runningOutput) label() string {
+	if ro.cfg.Common.Alias != "" {
+		return "outputs." + ro.cfg.Name + "::" + ro.cfg.Common.Alias // as Telegraf names it in logs
+	}
+	return "outputs." + ro.cfg.Name
 }
 
 // closeDeadLetter lets go of the output's dead-letter file once its writer is closed: the

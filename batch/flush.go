@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/backoff"
 	"github.com/morse-agent/morse/internal/busy"
 	"github.com/morse-agent/morse/internal/flowgate"
 	"github.com/morse-agent/morse/internal/throttle"
@@ -252,6 +253,7 @@ func (f *flusher) noteRecovery(fs []flight) {
 		case morse.Classify(fs[i].err) == morse.OutcomeRetry:
 			if f.failed == 0 {
 				f.failingSince = time.Now()
+				f.stats.failingSince.Store(f.failingSince.UnixNano())
 			}
 			f.failed++
 		case fs[i].err == nil && f.failed > 0:
@@ -260,6 +262,7 @@ func (f *flusher) noteRecovery(fs []flight) {
 					"failing_for", time.Since(f.failingSince).Round(time.Millisecond).String())
 			}
 			f.failed = 0
+			f.stats.failingSince.Store(0)
 		}
 	}
 }
@@ -299,6 +302,10 @@ func (w *Writer) run(ctx context.Context) {
 	if !w.awaitTurn(ctx) {
 		return
 	}
+	if !w.connectAtStart(ctx) {
+		w.drain(ctx)
+		return
+	}
 	for {
 		if !w.sched.wait(w.stopping, w.flushDue) {
 			w.drain(ctx)
@@ -314,6 +321,30 @@ func (w *Writer) run(ctx context.Context) {
 				w.drain(ctx)
 				return
 			}
+		}
+	}
+}
+
+// connectAtStart connects an output that serves (morse.StartConnector) before the first
+// flush, trying again at the retry policy's pace until it succeeds, each attempt bounded
+// by the write timeout. It returns false if the writer stops first. Metrics buffer
+// meanwhile, as they do while the first flush's connect fails.
+func (w *Writer) connectAtStart(ctx context.Context) bool {
+	sc, ok := w.out.(morse.StartConnector)
+	if !ok || !sc.ConnectsAtStart() {
+		return true
+	}
+	policy := backoff.New(w.opts.RetryInitial, w.opts.RetryMax)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, w.opts.WriteTimeout)
+		err := w.conn.connect(cctx)
+		cancel()
+		if err == nil {
+			return true
+		}
+		w.logRetry(err)
+		if !w.sched.sleep(w.stopping, policy.Next()) {
+			return false
 		}
 	}
 }

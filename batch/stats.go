@@ -3,6 +3,7 @@ package batch
 import (
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/morse-agent/morse"
@@ -37,6 +38,9 @@ type outputStats struct {
 	deadLetterFailed, deadLetterRemoved *selfstat.Counter
 	// totals, when set, add this output's counts to the agent's (internal_agent).
 	totals *Totals
+	// failingSince is when the writes of the current run of failures to be retried began
+	// to fail, in Unix nanoseconds; 0 while the last write succeeded (Stats.FailingSince).
+	failingSince atomic.Int64
 
 	mu       sync.Mutex
 	byReason map[string]*selfstat.Series
@@ -195,6 +199,10 @@ type Stats struct {
 	// DeadLetterFailed counts the dropped metrics the dead letter could not keep, and
 	// DeadLetterRemoved the ones its bound removed from it since the writer started.
 	DeadLetterFailed, DeadLetterRemoved int64
+	// FailingSince is when the output's writes began to fail, connects included, for as
+	// long as they fail and are retried: the writer is backing off. It is zero once a write
+	// succeeds, and while none has failed.
+	FailingSince time.Time
 }
 
 func (s *outputStats) snapshot() Stats {
@@ -209,6 +217,9 @@ func (s *outputStats) snapshot() Stats {
 	}
 	if s.deadLetterFailed != nil {
 		st.DeadLetterFailed, st.DeadLetterRemoved = s.deadLetterFailed.Get(), s.deadLetterRemoved.Get()
+	}
+	if ns := s.failingSince.Load(); ns != 0 {
+		st.FailingSince = time.Unix(0, ns)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -60,6 +60,7 @@ type Writer struct {
 	drops   *dropper
 	sched   *scheduler
 	retry   *retrySender
+	conn    *outputSender // the chain's last stage, which connects the output
 	flusher *flusher
 	gate    *flowgate.Gate // backpressure: holds WaitForRoom's callers while a backlog is written
 	// fallback is the buffer, if it may hold metrics in memory that it promised to keep on
@@ -125,9 +126,10 @@ func NewWriter(out morse.Output, opts Options) (*Writer, error) {
 	w.stats.bufferSize.Set(int64(buf.Len()))
 
 	w.sched = newScheduler(opts.FlushInterval, opts.FlushJitter, opts.BatchSize, rand.Int64N)
+	w.conn = &outputSender{out: out}
 	w.retry = &retrySender{
 		next: &isolateSender{
-			next: &timeoutSender{next: &outputSender{out: out}, timeout: opts.WriteTimeout},
+			next: &timeoutSender{next: w.conn, timeout: opts.WriteTimeout},
 		},
 		policy: backoff.New(opts.RetryInitial, opts.RetryMax),
 		maxAge: opts.RetryMaxAge, unauthMaxAge: opts.UnauthorizedRetryMaxAge,

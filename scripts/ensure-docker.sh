@@ -48,6 +48,7 @@ dockerd_bin() {
 pkgs=()
 [ -n "$(dockerd_bin)" ] || pkgs+=(docker.io)
 [ -x /usr/bin/influxd ] || pkgs+=(influxdb)
+[ -x /usr/bin/curl ] || pkgs+=(curl) # the container health probe of outputs.health
 if ! command -v docker >/dev/null 2>&1 && [ ${#pkgs[@]} -eq 0 ]; then
 	pkgs+=(docker.io) # dockerd without a CLI: docker.io ships both
 fi

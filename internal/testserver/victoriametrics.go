@@ -83,6 +83,8 @@ type VictoriaMetrics struct {
 	cmd  *exec.Cmd
 	log  string        // the process's output
 	done chan struct{} // closed once the process has exited and been reaped
+	// start runs the process again, on the same address and data (Restart).
+	start func() error
 }
 
 // URL is the base URL, http://127.0.0.1:PORT.
@@ -124,38 +126,64 @@ func startVM(t testing.TB, bin, dir string, extra []string, timeout time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	v := &VictoriaMetrics{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), done: make(chan struct{})}
+	v := &VictoriaMetrics{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
 	v.log = filepath.Join(dir, fmt.Sprintf("victoria-metrics-%d.log", ports[0]))
-	logFile, err := os.Create(v.log)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child has its own descriptor
 	args := append([]string{
 		"-httpListenAddr=" + v.addr,
 		"-storageDataPath=" + filepath.Join(dir, "data"),
 		"-retentionPeriod=1", // one month, the default, stated because tests depend on it
 		"-loggerLevel=WARN",  // what the log shows on failure is then what went wrong
 	}, extra...)
-	v.cmd = exec.Command(bin, args...)
-	v.cmd.Stdout, v.cmd.Stderr = logFile, logFile
-	v.cmd.SysProcAttr = childAttr()
-	if err := v.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
-	go func() {
-		_ = v.cmd.Wait()
-		close(v.done)
-	}()
+	v.start = func() error { return v.spawn(t, bin, args, timeout) }
 	t.Cleanup(func() { v.stop(t) })
-	if err := v.waitHealthy(timeout); err != nil {
-		v.stop(t)
+	if err := v.start(); err != nil {
 		if strings.Contains(v.logTail(40), "address already in use") {
 			return nil, fmt.Errorf("%w: %s", errPortTaken, v.addr)
 		}
 		return nil, fmt.Errorf("%w\n%s", err, v.logTail(40))
 	}
 	return v, nil
+}
+
+// spawn runs the process, appending to its log, and waits until it answers.
+func (v *VictoriaMetrics) spawn(t testing.TB, bin string, args []string, timeout time.Duration) error {
+	logFile, err := os.OpenFile(v.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	done := make(chan struct{})
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	v.cmd, v.done = cmd, done
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := v.waitHealthy(timeout); err != nil {
+		v.stop(t)
+		return err
+	}
+	return nil
+}
+
+// Stop stops the server, as an outage of the sink: SIGTERM, and SIGKILL after ten
+// seconds. Restart brings it back.
+func (v *VictoriaMetrics) Stop(t testing.TB) {
+	t.Helper()
+	v.stop(t)
+}
+
+// Restart starts a stopped server again on the same address with the same data, and waits
+// until it answers; a running one is stopped first.
+func (v *VictoriaMetrics) Restart(t testing.TB) {
+	t.Helper()
+	v.stop(t)
+	require.NoError(t, v.start(), "testserver: VictoriaMetrics did not start again on %s\n%s", v.addr, v.logTail(40))
 }
 
 // waitHealthy polls /health until it answers 200, the process exits, or the

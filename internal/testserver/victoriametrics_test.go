@@ -57,3 +57,17 @@ func TestVictoriaMetricsCounter(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return v.Counter(t, series) == 3 }, 10*time.Second, 100*time.Millisecond)
 }
+
+// TestVictoriaMetricsRestart: Stop takes the server down, so that writes are refused, and
+// Restart brings it back on the same address with the data it had stored.
+func TestVictoriaMetricsRestart(t *testing.T) {
+	v := StartVictoriaMetrics(t, VictoriaMetricsOptions{})
+	ms := time.Now().UnixMilli()
+	require.Equal(t, http.StatusNoContent, postLines(t, v, fmt.Sprintf("r v=1 %d\n", ms*int64(time.Millisecond))))
+	v.Flush(t)
+	v.Stop(t)
+	_, err := httpClient.Post(v.URL()+"/api/v2/write", "text/plain", strings.NewReader("r v=2\n"))
+	require.Error(t, err, "stopped: nothing listens on %s", v.Addr())
+	v.Restart(t)
+	require.Equal(t, []string{fmt.Sprintf("r_v{} 1@%d", ms)}, VMSamples(v.ExportSamples(t, `{__name__="r_v"}`, 1, 20*time.Second)))
+}

@@ -17,8 +17,10 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
+	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes
 	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
+	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
 	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
 	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system

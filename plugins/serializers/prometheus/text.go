@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // help is the HELP text of every family, Telegraf's.
@@ -164,25 +163,9 @@ func appendFloat(dst []byte, f float64) []byte {
 
 // metricName and labelName sanitize a name as Telegraf does under
 // prometheus_name_sanitization, and report false for one left empty.
-func (s *Serializer) metricName(name string) (string, bool) {
-	if legacyValid(name, true) {
-		return name, true
-	}
-	if s.utf8 && name != "" && utf8.ValidString(name) {
-		return escape(name), true
-	}
-	return sanitize(name, true)
-}
+func (s *Serializer) metricName(name string) (string, bool) { return SanitizeMetricName(name, s.utf8) }
 
-func (s *Serializer) labelName(name string) (string, bool) {
-	if legacyValid(name, false) {
-		return name, true
-	}
-	if s.utf8 && name != "" && utf8.ValidString(name) {
-		return escape(name), true
-	}
-	return sanitize(name, false)
-}
+func (s *Serializer) labelName(name string) (string, bool) { return SanitizeLabelName(name, s.utf8) }
 
 // legal reports whether r may stand at position i of a legacy name; colons only in metric
 // names.
