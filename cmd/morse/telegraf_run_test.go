@@ -79,9 +79,36 @@ func (c runCase) flags() []string {
 // runs `morse --test` to exit 0 and prints what its inputs read, through its processors
 // and aggregators; `morse config check` finds nothing unsupported in it.
 func TestTelegrafConfigsRunAsWritten(t *testing.T) {
-	data, pid := operatorEnv(t)
+	for _, c := range runCases(operatorEnv(t)) {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, code := runMorse(t, append(c.flags(), "--test")...)
+			require.Zero(t, code, stderr)
+			require.NotContains(t, stderr, " E! ", "nothing fails")
+			got := byName(parseTestOutput(t, out))
+			for _, name := range c.names {
+				require.NotEmpty(t, got[name], "%s is printed:\n%s", name, out)
+			}
+			for _, ms := range got {
+				for _, m := range ms {
+					for k, v := range c.tags {
+						tv, _ := m.Tag(k)
+						require.Equal(t, v, tv, "tag %s of %s", k, m.Name())
+					}
+				}
+			}
+			for _, line := range c.lines {
+				require.Contains(t, out, line)
+			}
+			requireCheckRuns(t, c.flags())
+		})
+	}
+}
+
+// runCases are the configs of runDir that --test runs alone, with what each prints given
+// operatorEnv's data directory and process.
+func runCases(data string, pid int) []runCase {
 	system := []string{"cpu", "disk", "mem", "system"}
-	cases := []runCase{{
+	return []runCase{{
 		name: "helm chart", args: []string{"--config", "helm-daemonset.conf"},
 		names: append(system, "diskio", "kernel", "net", "processes", "swap"),
 		tags:  map[string]string{"host": "telegraf-ds-x7k2p", "node": "node-a", "dc": "fra", "cluster": "dev"},
@@ -143,29 +170,6 @@ func TestTelegrafConfigsRunAsWritten(t *testing.T) {
 				"pipeline=v2,route=/login,tier=edge bytes_max=0,bytes_min=0 ",
 		},
 	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, stderr, code := runMorse(t, append(c.flags(), "--test")...)
-			require.Zero(t, code, stderr)
-			require.NotContains(t, stderr, " E! ", "nothing fails")
-			got := byName(parseTestOutput(t, out))
-			for _, name := range c.names {
-				require.NotEmpty(t, got[name], "%s is printed:\n%s", name, out)
-			}
-			for _, ms := range got {
-				for _, m := range ms {
-					for k, v := range c.tags {
-						tv, _ := m.Tag(k)
-						require.Equal(t, v, tv, "tag %s of %s", k, m.Name())
-					}
-				}
-			}
-			for _, line := range c.lines {
-				require.Contains(t, out, line)
-			}
-			requireCheckRuns(t, c.flags())
-		})
-	}
 }
 
 // requireCheckRuns runs `morse config check` on the files and directories of a config's
