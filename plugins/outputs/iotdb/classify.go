@@ -12,10 +12,10 @@ import (
 
 // Drop reasons of this output beyond the shared ones in package morse.
 const (
-	ReasonIllegalPath    = "illegal_path"    // 509: a device or measurement IoTDB cannot name
-	ReasonMetadata       = "metadata_error"  // 507 for another cause than a type
-	ReasonInvalid        = "invalid"         // 303, 305, 606 "unsupported data type", 415
-	ReasonSchemaLimit    = "schema_limit"    // 502, 526: series or schema quota
+	ReasonIllegalPath    = "illegal_path"   // 509: a device or measurement IoTDB cannot name
+	ReasonMetadata       = "metadata_error" // 507 for another cause than a type
+	ReasonInvalid        = "invalid"        // 303, 305, 606 "unsupported data type", 415
+	ReasonSchemaLimit    = "schema_limit"   // 502, 526: series or schema quota
 	ReasonTooLarge       = httpout.ReasonTooLarge
 	ReasonNotFoundDevice = "path_not_exist" // 508
 )
@@ -109,7 +109,9 @@ func (e *ServerError) Unwrap() error { return e.Err }
 
 // Is reports a refusal of the credentials or of a privilege as morse.ErrUnauthorized, so
 // that the batch writer applies unauthorized_retry_max_age to it.
-func (e *ServerError) Is(target error) bool { return target == morse.ErrUnauthorized && unauthorized(e.StatusCode, e.Code) }
+func (e *ServerError) Is(target error) bool {
+	return target == morse.ErrUnauthorized && unauthorized(e.StatusCode, e.Code)
+}
 
 func unauthorized(status, code int) bool {
 	switch code {

@@ -85,8 +85,8 @@ func TestTypeConflict(t *testing.T) {
 	batch := []morse.Metric{
 		morse.NewMetric("d", tag, []morse.Field{{Key: "v", Value: morse.Int(1)}}, t0),
 		morse.NewMetric("d", tag, []morse.Field{{Key: "v", Value: morse.Float(2.5)}, {Key: "ok", Value: morse.Int(2)}}, t0.Add(time.Second)),
-		morse.NewMetric("d", tag, []morse.Field{{Key: "v", Value: morse.String("x")}}, t0.Add(2 * time.Second)),
-		morse.NewMetric("d", tag, []morse.Field{{Key: "ok", Value: morse.Int(4)}}, t0.Add(3 * time.Second)),
+		morse.NewMetric("d", tag, []morse.Field{{Key: "v", Value: morse.String("x")}}, t0.Add(2*time.Second)),
+		morse.NewMetric("d", tag, []morse.Field{{Key: "ok", Value: morse.Int(4)}}, t0.Add(3*time.Second)),
 	}
 	err := o.Write(testutil.Context(t), batch)
 	require.Equal(t, morse.OutcomePartial, morse.Classify(err), "%v", err)
