@@ -41,9 +41,9 @@ test-systemd: test-deps
 ## test-deps: what the integration tests need: Debian's docker.io and influxdb packages and a
 ## running dockerd (the test images are built FROM scratch out of the host's binaries), and
 ## QuestDB's jar from Maven Central with a JDK, VictoriaMetrics' binary from Debian's package
-## and Apache Kafka's jars from Maven Central, Prometheus' and node_exporter's binaries from
-## Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its Go modules
-## and the OpenTelemetry Python SDK from PyPI (all cached under ~/.cache/morse), Debian's
+## and Apache Kafka's and Apache IoTDB's jars from Maven Central, Prometheus' and node_exporter's
+## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
+## Go modules and the OpenTelemetry Python SDK from PyPI (all cached under ~/.cache/morse), Debian's
 ## supervisor for the procstat test, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
@@ -55,6 +55,7 @@ test-deps:
 	bash scripts/ensure-packaging-tools.sh
 	bash scripts/ensure-kafka.sh >/dev/null
 	bash scripts/ensure-prometheus.sh >/dev/null
+	bash scripts/ensure-iotdb.sh >/dev/null
 
 ## test: vet, then every test under the race detector, real servers included, then the Debian
 ## package under a real systemd (test-systemd).
