@@ -1,8 +1,14 @@
-// Package ring is a fixed-capacity FIFO that evicts its oldest element when full, and takes
+// Package ring is a bounded FIFO that evicts its oldest element when full, and takes
 // elements back in front of the oldest (PushFront), as a batch that could not be written
 // goes back to the head of an output's buffer. It is the store of batch's memory buffers.
 // It knows nothing of metrics, and it is not safe for concurrent use: the owner holds the
 // lock, which lets one lock cover the ring and the owner's counters together.
+//
+// A ring's arrays start small and double as it fills, up to its capacity: an output whose
+// flushes keep its buffer nearly empty holds a few hundred slots, not metric_buffer_limit's
+// worth. Memory that is allocated counts as live to the garbage collector, whose goal is a
+// multiple of the live heap, so slots allocated for a backlog that never comes cost the
+// process their size several times over.
 package ring
 
 // Ring is a bounded FIFO queue of T, each element with a side value S kept in an array of
@@ -15,26 +21,51 @@ type Ring[T, S any] struct {
 	side []S // side[i] goes with buf[i]
 	head int // index of the oldest element
 	n    int // number of elements held
+	max  int // the capacity: len(buf) grows up to it
 }
+
+// initialSlots is how many slots a ring allocates at first, unless its capacity is less.
+const initialSlots = 256
 
 // New returns an empty ring that holds at most capacity elements (at least one).
 func New[T, S any](capacity int) *Ring[T, S] {
-	if capacity < 1 {
-		capacity = 1
-	}
-	return &Ring[T, S]{buf: make([]T, capacity), side: make([]S, capacity)}
+	capacity = max(capacity, 1)
+	n := min(capacity, initialSlots)
+	return &Ring[T, S]{buf: make([]T, n), side: make([]S, n), max: capacity}
 }
 
 // Len is the number of elements held.
 func (r *Ring[T, S]) Len() int { return r.n }
 
 // Cap is the most elements the ring holds.
-func (r *Ring[T, S]) Cap() int { return len(r.buf) }
+func (r *Ring[T, S]) Cap() int { return r.max }
+
+// Allocated is how many slots the ring has allocated so far, at most Cap.
+func (r *Ring[T, S]) Allocated() int { return len(r.buf) }
+
+// grow makes room for at least need elements in all, doubling the arrays up to the
+// capacity, and moves the elements to the first slots in order.
+func (r *Ring[T, S]) grow(need int) {
+	size := len(r.buf)
+	for size < need && size < r.max {
+		size = min(2*size, r.max)
+	}
+	if size == len(r.buf) {
+		return
+	}
+	buf, side := make([]T, size), make([]S, size)
+	first := min(r.n, len(r.buf)-r.head) // the run up to the end of the old array
+	copy(buf, r.buf[r.head:r.head+first])
+	copy(buf[first:], r.buf[:r.n-first])
+	copy(side, r.side[r.head:r.head+first])
+	copy(side[first:], r.side[:r.n-first])
+	r.buf, r.side, r.head = buf, side, 0
+}
 
 // Push appends v, with its side value s, as the newest element. When the ring is full the
 // oldest element is evicted to make room, and Push reports true.
 func (r *Ring[T, S]) Push(v T, s S) (evicted bool) {
-	full := r.n == len(r.buf)
+	full := r.n == r.max
 	p, q := r.Slot()
 	*p, *q = v, s
 	return full
@@ -45,6 +76,9 @@ func (r *Ring[T, S]) Push(v T, s S) (evicted bool) {
 // to make room, which the caller may read before it overwrites them. It spares the copies
 // of Push and Peek for a large T.
 func (r *Ring[T, S]) Slot() (*T, *S) {
+	if r.n == len(r.buf) && r.n < r.max {
+		r.grow(r.n + 1)
+	}
 	i := r.head
 	if r.n == len(r.buf) {
 		r.head = r.next(r.head)
@@ -115,6 +149,9 @@ func (r *Ring[T, S]) settle(popped int) {
 // those are the first of vs. It returns how many were evicted.
 func (r *Ring[T, S]) PushFront(vs []T, ss []S) (evicted int) {
 	ss = ss[:len(vs)]
+	if r.n+len(vs) > len(r.buf) {
+		r.grow(r.n + len(vs))
+	}
 	room := len(r.buf) - r.n
 	if len(vs) > room {
 		evicted = len(vs) - room

@@ -177,3 +177,49 @@ func TestRingPopFrontClearsSlots(t *testing.T) {
 func TestRingCapacityAtLeastOne(t *testing.T) {
 	require.Equal(t, 1, New[int, struct{}](0).Cap())
 }
+
+// TestGrowsAsItFills: a ring allocates initialSlots at first and doubles as it fills, up to
+// its capacity, keeping the order across the wrap of the old arrays; past the capacity it
+// evicts as a full ring does. A ring that is never filled keeps its first slots.
+func TestGrowsAsItFills(t *testing.T) {
+	const capacity = 1000
+	r := newRing(capacity)
+	require.Equal(t, initialSlots, r.Allocated())
+	require.Equal(t, capacity, r.Cap())
+
+	// Walk the head round the first array so that the elements wrap when it grows.
+	pushAll(r, seqInts(0, initialSlots))
+	require.Equal(t, seqInts(0, 100), popFront(t, r, 100))
+	pushAll(r, seqInts(initialSlots, initialSlots+100))
+	require.Equal(t, initialSlots, r.Allocated(), "full but not grown yet")
+	require.False(t, push(r, 9999), "a ring below its capacity grows rather than evicts")
+	require.Equal(t, 2*initialSlots, r.Allocated())
+	require.Equal(t, append(seqInts(100, initialSlots+100), 9999), drain(t, r))
+
+	require.Equal(t, 0, pushAll(r, seqInts(0, capacity)))
+	require.Equal(t, capacity, r.Allocated(), "doubling stops at the capacity")
+	require.Equal(t, 5, pushAll(r, seqInts(capacity, capacity+5)), "then the oldest are evicted")
+	require.Equal(t, seqInts(5, capacity+5), drain(t, r))
+
+	small := newRing(10)
+	require.Equal(t, 10, small.Allocated(), "a capacity under initialSlots is allocated whole")
+}
+
+// TestPushFrontGrows: a batch put back in front of a ring that has room below its capacity
+// but not in its arrays grows them rather than evicting.
+func TestPushFrontGrows(t *testing.T) {
+	r := newRing(4 * initialSlots)
+	pushAll(r, seqInts(1000, 1000+initialSlots))
+	back := seqInts(0, initialSlots)
+	require.Equal(t, 0, pushFront(r, back))
+	require.Equal(t, 2*initialSlots, r.Allocated())
+	require.Equal(t, append(seqInts(0, initialSlots), seqInts(1000, 1000+initialSlots)...), drain(t, r))
+}
+
+func seqInts(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}

@@ -62,6 +62,27 @@ func (g *Groups[K]) find(key K) int {
 	return i
 }
 
+// Views returns the groups of batch, whose metrics were added with AddPosition, each with
+// its metrics: a subslice of batch where the group's positions are one run, as in a batch in
+// time order, and a copy otherwise. Nothing of the metrics stays in g, so what g keeps
+// between batches is the positions alone, not a copy of the largest batch it ever split.
+func (g *Groups[K]) Views(batch []morse.Metric) []Group[K] {
+	out := make([]Group[K], len(g.list))
+	for i, gr := range g.list {
+		pos := gr.Positions
+		first, last := pos[0], pos[len(pos)-1]
+		ms := batch[first : last+1 : last+1] // a write cannot append into the batch
+		if last-first+1 != len(pos) {
+			ms = make([]morse.Metric, len(pos))
+			for j, p := range pos {
+				ms[j] = batch[p]
+			}
+		}
+		out[i] = Group[K]{Key: gr.Key, Metrics: ms, Positions: pos}
+	}
+	return out
+}
+
 // List returns the groups in the order their keys first appeared.
 func (g *Groups[K]) List() []Group[K] { return g.list }
 

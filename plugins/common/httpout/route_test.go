@@ -68,6 +68,37 @@ func TestGroupsPositions(t *testing.T) {
 	}
 }
 
+// TestGroupsViews: a group whose positions are one run is a subslice of the batch, which a
+// write cannot append into; a group seen again after others is a copy; g keeps no metric.
+func TestGroupsViews(t *testing.T) {
+	batch := make([]morse.Metric, 7)
+	for i := range batch {
+		batch[i] = morse.NewMetric("m", nil, []morse.Field{{Key: "v", Value: morse.Int(int64(i))}}, time.Unix(0, int64(i)))
+	}
+	var g Groups[string]
+	for _, k := range []string{"a", "a", "b", "b", "b", "c", "a"} {
+		g.AddPosition(k)
+	}
+	views := g.Views(batch)
+	require.Len(t, views, 3)
+	values := func(ms []morse.Metric) (out []int64) {
+		for _, m := range ms {
+			v, _ := m.Field("v")
+			out = append(out, v.Int())
+		}
+		return out
+	}
+	require.Equal(t, []int64{0, 1, 6}, values(views[0].Metrics), "a key seen again is gathered")
+	require.Equal(t, []int{0, 1, 6}, views[0].Positions)
+	require.Equal(t, []int64{2, 3, 4}, values(views[1].Metrics))
+	require.Same(t, &batch[2], &views[1].Metrics[0], "one run is the batch's own slots")
+	require.Equal(t, 3, cap(views[1].Metrics), "and cannot be appended into")
+	require.Equal(t, []int64{5}, values(views[2].Metrics))
+	for _, grp := range g.List() {
+		require.Empty(t, grp.Metrics, "g keeps positions only")
+	}
+}
+
 // TestSplit: by TagOr, metrics go to their tag's value, the others (no tag, an empty one)
 // to the default, each group written once in the order its key first appears, with the
 // batch's metrics in order; a group refused as a whole counts exactly its metrics; no

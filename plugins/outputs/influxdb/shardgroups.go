@@ -161,9 +161,9 @@ func (o *InfluxDB) writeByShardGroup(ctx context.Context, s *writeScratch, key r
 	g.Reset()
 	defer g.Reset()
 	for _, m := range metrics {
-		g.Add(bucketOf(m, span, now), m)
+		g.AddPosition(bucketOf(m, span, now))
 	}
-	groups := g.List()
+	groups := g.Views(metrics)
 	o.logger().Debug("batch spans several shard groups; one request each", "groups", len(groups), "shard_group_duration", span)
 	return httpout.EachGroup(groups, len(metrics), func(_ int64, ms []morse.Metric) error {
 		return o.writeSplit(ctx, s, key, ms, true)
