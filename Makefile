@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint golden bench bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint golden bench bench-parsers bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -90,6 +90,13 @@ bench: test-deps build load-tool
 	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out docs/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
 	$(MAKE) --no-print-directory soak-churn
+
+## bench-parsers: each data format's BenchmarkParse (plugins/parsers/*: ns and allocations
+## per metric), BENCH_COUNT times; make bench runs them once among the others.
+## docs/bench/parsers.md sets them beside Telegraf's parsers.
+BENCH_COUNT ?= 6
+bench-parsers:
+	$(GO) test -run '^$$' -bench '^BenchmarkParse$$' -benchmem -count $(BENCH_COUNT) -benchtime $(BENCHTIME) ./plugins/parsers/...
 
 ## bench-matrix: issue 13's flow-control matrix, each cell short (a few minutes in all): HTTP
 ## over 1, 4 and 16 connections x bodies of 100, 1000 and 5000 lines and TCP over 1, 4 and 16

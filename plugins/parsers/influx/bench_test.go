@@ -7,6 +7,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/bench/loadgen"
+	"github.com/morse-agent/morse/plugins/parsers"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 )
 
@@ -29,6 +30,28 @@ func BenchmarkParser(b *testing.B) {
 	parseEach(b, p, data, emit)
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
 	b.ReportMetric(float64(testing.AllocsPerRun(5, func() { p.Parse(data, emit) }))/1000, "allocs/line")
+}
+
+// BenchmarkParse parses the same lines through the parsers contract, as an input with
+// data_format = "influx" does (New, Entries): ns and allocations per metric, the figures
+// that docs/bench/parsers.md sets beside Telegraf's parser.
+func BenchmarkParse(b *testing.B) {
+	data := benchInput()
+	p, err := influx.New(influx.Options{}, parsers.Settings{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var e parsers.Parser = influx.Entries{Parser: p}
+	n := 0
+	emit := func(morse.Metric) { n++ }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.Parse(data, emit); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/metric")
 }
 
 // BenchmarkParserLineMetrics parses the same lines as line metrics: checked, not taken

@@ -85,34 +85,63 @@ func (p *Parser) records(data []byte, now time.Time, emit func(morse.Metric)) er
 	// The decoder's buffer must hold the longest line, or it fails with bufio.ErrTooLong
 	// where Telegraf's fails beyond 64 KiB; morse reads any line that is in memory.
 	dec := golog.NewDecoderSize(bytes.NewReader(data), longestLine(data)+2)
+	// A line's keys and values are copied into text, which becomes one string for the
+	// line: one allocation for its text instead of one per key and per value (the
+	// decoder's slices are valid only until its next scan). The scratch starts on the
+	// stack; a longer line grows it on the heap.
+	var textBuf [512]byte
+	var pairBuf [16]span
 	for dec.ScanRecord() {
-		var tags []morse.Tag
-		var fields []morse.Field
+		text, pairs := textBuf[:0], pairBuf[:0]
 		for dec.ScanKeyval() {
 			if len(dec.Value()) == 0 {
 				continue
 			}
-			key := string(dec.Key())
-			if p.tags.Match(key) {
-				tags = append(tags, morse.Tag{Key: key, Value: string(dec.Value())})
-				continue
-			}
-			fields = setField(fields, key, fieldValue(dec.Value()))
+			k := len(text)
+			text = append(text, dec.Key()...)
+			v := len(text)
+			text = append(text, dec.Value()...)
+			pairs = append(pairs, span{key: k, val: v, end: len(text)})
 		}
 		if dec.Err() != nil {
 			return dec.Err()
 		}
-		if len(tags) > 0 || len(fields) > 0 {
-			emit(morse.NewMetric(p.s.MetricName, tags, fields, now))
+		if len(pairs) > 0 {
+			emit(p.metric(string(text), pairs, now))
 		}
 	}
 	return dec.Err()
 }
 
+// span is one pair of a line: where its key and value start in the line's text, and where
+// the value ends.
+type span struct{ key, val, end int }
+
+// metric builds a line's metric: keys that match logfmt_tag_keys are tags, the others
+// typed fields.
+func (p *Parser) metric(text string, pairs []span, now time.Time) morse.Metric {
+	nTags := 0
+	for _, sp := range pairs {
+		if p.tags.Match(text[sp.key:sp.val]) {
+			nTags++
+		}
+	}
+	tags := make([]morse.Tag, 0, nTags)
+	fields := make([]morse.Field, 0, len(pairs)-nTags)
+	for _, sp := range pairs {
+		key, val := text[sp.key:sp.val], text[sp.val:sp.end]
+		if nTags > 0 && p.tags.Match(key) {
+			tags = append(tags, morse.Tag{Key: key, Value: val})
+			continue
+		}
+		fields = setField(fields, key, fieldValue(val))
+	}
+	return morse.NewMetric(p.s.MetricName, tags, fields, now)
+}
+
 // fieldValue types a value as Telegraf does: an integer, else a float, else a boolean,
 // else a string.
-func fieldValue(b []byte) morse.Value {
-	s := string(b)
+func fieldValue(s string) morse.Value {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return morse.Int(n)
 	}
