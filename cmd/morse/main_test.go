@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -152,8 +154,12 @@ func TestOnceExitsNonZeroWhenMetricsAreLeftUnsent(t *testing.T) {
 	require.Contains(t, stderr, "outputs.file: 1 metrics left unsent")
 }
 
-// listenPort matches the port of a listener's service_address in a sample config.
-var listenPort = regexp.MustCompile(`(service_address\s*=\s*"[^"]*:)\d+"`)
+// listenPort matches the port of a listener's service_address (or prometheus_client's
+// listen) in a sample config.
+var listenPort = regexp.MustCompile(`(?m)^(\s*(?:service_address|listen)\s*=\s*"[^"]*:)\d+"`)
+
+// scrapeURL matches the URL that inputs.prometheus's sample scrapes.
+var scrapeURL = regexp.MustCompile(`"http://localhost:9100/metrics"`)
 
 func TestSampleConfigRunsUnchanged(t *testing.T) {
 	// Every plugin's sample, enabled: what the filters name is printed uncommented.
@@ -166,7 +172,14 @@ func TestSampleConfigRunsUnchanged(t *testing.T) {
 	dir := t.TempDir()
 	// The only change: listeners bind a port the system picks, never a fixed one, so the
 	// test cannot collide with anything else on this machine.
-	conf := writeFile(t, dir, "full.conf", listenPort.ReplaceAllString(full, `${1}0"`))
+	// inputs.prometheus scrapes a target of the test's instead of node_exporter's port.
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "# TYPE up gauge\nup 1\n")
+	}))
+	t.Cleanup(target.Close)
+	full = scrapeURL.ReplaceAllString(listenPort.ReplaceAllString(full, `${1}0"`), strconv.Quote(target.URL+"/metrics"))
+	require.NotContains(t, full, "9100", "every fixed port of the samples is replaced")
+	conf := writeFile(t, dir, "full.conf", full)
 	out, stderr, code := runMorse(t, "--config", conf, "--test")
 	// The one error: inputs.file's sample reads a file that is not here, so --test exits 1
 	// after printing the rest.
