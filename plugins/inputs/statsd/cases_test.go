@@ -2,6 +2,7 @@ package statsd
 
 import (
 	"context"
+	"log/slog"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,6 +39,7 @@ func runCase(t *testing.T, c testutil.Case) string {
 	s := New()
 	now := epoch
 	s.now = func() time.Time { return now }
+	s.SetLogger(slog.New(slog.DiscardHandler))
 	testutil.Decode(t, c.Config, s)
 	reg := selfstat.New()
 	s.stats = selfstat.NewPluginStats(reg, "internal_statsd", nil)
