@@ -2,8 +2,8 @@ package statsd
 
 import (
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
