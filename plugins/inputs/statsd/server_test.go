@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/config"
 	"github.com/morse-agent/morse/internal/testserver"
 	"github.com/morse-agent/morse/internal/testutil"
 	"github.com/morse-agent/morse/selfstat"
@@ -151,4 +152,23 @@ func TestValidate(t *testing.T) {
 		require.Contains(t, err.Error(), key+":")
 	}
 	require.NoError(t, New().Validate(), "the defaults are valid")
+}
+
+// TestDeprecatedOptions loads a config written for an older Telegraf through the real
+// loader: parse_data_dog_tags, removed in Telegraf 1.35, turns datadog_extensions on
+// (config/deprecated.go), and udp_packet_size, which had no effect, is dropped; each with a
+// warning.
+func TestDeprecatedOptions(t *testing.T) {
+	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "old.conf", Data: []byte(
+		"[[inputs.statsd]]\n  service_address = \"127.0.0.1:0\"\n  parse_data_dog_tags = true\n  udp_packet_size = 1500\n")}}})
+	require.NoError(t, err)
+	require.Len(t, cfg.Inputs, 1)
+	s := cfg.Inputs[0].Plugin.(*Statsd)
+	require.True(t, s.DataDogExtensions)
+	var keys []string
+	for _, w := range cfg.Warnings {
+		keys = append(keys, w.Key)
+	}
+	require.Contains(t, strings.Join(keys, " "), "parse_data_dog_tags")
+	require.Contains(t, strings.Join(keys, " "), "udp_packet_size")
 }
