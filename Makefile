@@ -43,7 +43,7 @@ test-systemd: test-deps
 ## QuestDB's jar from Maven Central with a JDK, VictoriaMetrics' binary from Debian's package
 ## and Apache Kafka's and Apache IoTDB's jars from Maven Central, Prometheus' and node_exporter's
 ## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
-## Go modules and the OpenTelemetry Python SDK from PyPI (all cached under ~/.cache/morse), Debian's
+## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
 ## supervisor for the procstat test, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
@@ -52,6 +52,7 @@ test-deps:
 	bash scripts/ensure-victoriametrics.sh >/dev/null
 	bash scripts/ensure-otelcol.sh
 	bash scripts/ensure-otel-python.sh
+	bash scripts/ensure-statsd-python.sh
 	bash scripts/ensure-packaging-tools.sh
 	bash scripts/ensure-kafka.sh >/dev/null
 	bash scripts/ensure-prometheus.sh >/dev/null

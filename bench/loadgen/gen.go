@@ -41,6 +41,8 @@ type Pool struct {
 	ends []int // ends[i] is where line i ends in buf; it starts where line i-1 ends
 	// counted maps each measurement in the pool to the field the verifier counts.
 	counted []CountedMeasurement
+	// raw lines are sent without a timestamp (GenerateStatsd).
+	raw bool
 }
 
 // CountedMeasurement names a measurement the pool holds and the field that every one of
@@ -68,7 +70,7 @@ func (p *Pool) Line(i int) []byte {
 func (p *Pool) Measurements() []CountedMeasurement { return p.counted }
 
 // AppendLines appends n lines to dst, starting with the line for sequence number seq, each
-// ended by the timestamp base+seq (in nanoseconds) and a newline. Sequence numbers pick
+// ended by the timestamp base+seq (in nanoseconds), unless the pool is raw, and a newline. Sequence numbers pick
 // lines round-robin from the pool, so the lines sent do not depend on how the sequence is
 // split among connections.
 func (p *Pool) AppendLines(dst []byte, seq int64, n int, base int64) []byte {
@@ -76,8 +78,10 @@ func (p *Pool) AppendLines(dst []byte, seq int64, n int, base int64) []byte {
 	idx := int(seq % size)
 	for i := range n {
 		dst = append(dst, p.Line(idx)...)
-		dst = append(dst, ' ')
-		dst = strconv.AppendInt(dst, base+seq+int64(i), 10)
+		if !p.raw {
+			dst = append(dst, ' ')
+			dst = strconv.AppendInt(dst, base+seq+int64(i), 10)
+		}
 		dst = append(dst, '\n')
 		if idx++; idx == int(size) {
 			idx = 0

@@ -154,3 +154,16 @@ func TestGenerateRefusesBadOptions(t *testing.T) {
 	_, err = Generate(GenOptions{Hosts: 0, Lines: 10})
 	require.Error(t, err)
 }
+
+// TestGenerateStatsd checks the statsd pool: counter increments of 1, sent without a
+// timestamp.
+func TestGenerateStatsd(t *testing.T) {
+	p, err := GenerateStatsd(GenOptions{Seed: 1, Hosts: 10, Lines: 100})
+	require.NoError(t, err)
+	out := string(p.AppendLines(nil, 0, 3, 1000))
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 3)
+	for _, l := range lines {
+		require.Regexp(t, `^bench\.m\d\d,host=host-000\d\d:1\|c$`, l)
+	}
+}

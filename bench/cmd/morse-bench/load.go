@@ -21,6 +21,7 @@ type sendOptions struct {
 	verifyURL  string
 	db         string
 	verifyWait time.Duration
+	format     string
 }
 
 func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
@@ -48,6 +49,7 @@ func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
 	fs.Uint64Var(&o.gen.Seed, "seed", o.gen.Seed, "seed of the generated lines")
 	fs.IntVar(&o.gen.Lines, "pool", o.gen.Lines, "distinct lines generated before sending; sending cycles through them")
 	fs.BoolVar(&o.gen.NoUint, "no-uint", false, "write unsigned fields as integers (for InfluxDB 1.x)")
+	fs.StringVar(&o.format, "format", "influx", "what to send: influx (line protocol) or statsd (counter increments of 1, for inputs.statsd)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.StringVar(&o.verifyURL, "verify", "", "after sending, count the lines that arrived in the InfluxDB at this URL")
 	fs.StringVar(&o.db, "db", "", "the database to verify; default: the db parameter of --path")
@@ -64,6 +66,9 @@ func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
 
 func (o *sendOptions) validate() error {
 	err := o.cfg.Validate()
+	if o.format != "influx" && o.format != "statsd" {
+		err = errors.Join(err, fmt.Errorf("--format %q: use influx or statsd", o.format))
+	}
 	if o.verifyURL == "" {
 		return err
 	}
@@ -94,7 +99,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "morse-bench load: %v\n", err)
 		return exitBadArgs
 	}
-	pool, err := loadgen.Generate(o.gen)
+	generate := loadgen.Generate
+	if o.format == "statsd" {
+		generate = loadgen.GenerateStatsd
+	}
+	pool, err := generate(o.gen)
 	if err != nil {
 		fmt.Fprintf(stderr, "morse-bench load: %v\n", err)
 		return exitBadArgs
