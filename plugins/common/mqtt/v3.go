@@ -3,6 +3,7 @@ package mqtt
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	paho3 "github.com/eclipse/paho.mqtt.golang"
@@ -11,12 +12,14 @@ import (
 
 // v3 is the MQTT 3.1.1 client, eclipse/paho.mqtt.golang.
 type v3 struct {
-	o  Options
-	cl paho3.Client
+	o          Options
+	cl         paho3.Client
+	subscribed chan struct{} // closed once the first connection's subscription is answered
+	once       sync.Once
 }
 
 func newV3(o Options) *v3 {
-	c := &v3{o: o}
+	c := &v3{o: o, subscribed: make(chan struct{})}
 	po := paho3.NewClientOptions()
 	for _, u := range o.Servers {
 		po.AddBroker(u.String())
@@ -50,7 +53,10 @@ func newV3(o Options) *v3 {
 	}
 	po.SetOnConnectHandler(func(paho3.Client) {
 		if o.OnMessage != nil {
-			go c.subscribe() // the handler must not wait for the SUBACK it would read
+			go func() { // the handler must not wait for the SUBACK it would read
+				c.subscribe()
+				c.once.Do(func() { close(c.subscribed) })
+			}()
 		}
 		if o.OnConnect != nil {
 			o.OnConnect()
@@ -126,6 +132,13 @@ func (c *v3) Connect(ctx context.Context) error {
 		}
 		return fmt.Errorf("connecting to %s: %w", servers(c.o.Servers), err)
 	}
+	if c.o.OnMessage != nil {
+		// Start returns once the subscription stands: a message published after it is read.
+		select {
+		case <-c.subscribed:
+		case <-ctx.Done():
+		}
+	}
 	return nil
 }
 
@@ -152,4 +165,3 @@ func (c *v3) Close() error {
 	}
 	return nil
 }
-

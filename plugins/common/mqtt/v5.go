@@ -22,10 +22,13 @@ type v5 struct {
 	cm      *autopaho.ConnectionManager
 	cancel  context.CancelFunc
 	lastErr error // the last failed connection attempt, for Connect's error
+
+	subscribed chan struct{} // closed once the first connection's subscription is answered
+	once       sync.Once
 }
 
 func newV5(o Options, pp *PublishProperties) *v5 {
-	c := &v5{o: o, props: publishProperties(pp)}
+	c := &v5{o: o, props: publishProperties(pp), subscribed: make(chan struct{})}
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    o.Servers,
 		TlsCfg:                        o.TLS,
@@ -36,7 +39,10 @@ func newV5(o Options, pp *PublishProperties) *v5 {
 		ConnectPassword:               []byte(o.Password),
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			if o.OnMessage != nil {
-				go c.subscribe(cm) // the callback must not block
+				go func() { // the callback must not block
+					c.subscribe(cm)
+					c.once.Do(func() { close(c.subscribed) })
+				}()
 			}
 			if o.OnConnect != nil {
 				o.OnConnect()
@@ -162,6 +168,13 @@ func (c *v5) Connect(ctx context.Context) error {
 	c.mu.Lock()
 	c.cm, c.cancel = cm, cancel
 	c.mu.Unlock()
+	if c.o.OnMessage != nil {
+		// Start returns once the subscription stands: a message published after it is read.
+		select {
+		case <-c.subscribed:
+		case <-wctx.Done():
+		}
+	}
 	return nil
 }
 
