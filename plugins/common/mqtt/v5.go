@@ -25,10 +25,12 @@ type v5 struct {
 
 	subscribed chan struct{} // closed once the first connection's subscription is answered
 	once       sync.Once
+	failed     chan struct{} // closed at the first failed connection attempt
+	failOnce   sync.Once
 }
 
 func newV5(o Options, pp *PublishProperties) *v5 {
-	c := &v5{o: o, props: publishProperties(pp), subscribed: make(chan struct{})}
+	c := &v5{o: o, props: publishProperties(pp), subscribed: make(chan struct{}), failed: make(chan struct{})}
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    o.Servers,
 		TlsCfg:                        o.TLS,
@@ -58,6 +60,7 @@ func newV5(o Options, pp *PublishProperties) *v5 {
 			c.mu.Lock()
 			c.lastErr = err
 			c.mu.Unlock()
+			c.failOnce.Do(func() { close(c.failed) })
 		},
 	}
 	if o.Persistent {
@@ -135,9 +138,9 @@ func (c *v5) timeout() time.Duration {
 	return 30 * time.Second
 }
 
-// Connect starts the connection manager and waits for its first connection. autopaho keeps
-// trying on its own, so a refusal is reported with the broker's reason once ctx or
-// connection_timeout ends.
+// Connect starts the connection manager and waits for its first connection. As with
+// paho.mqtt.golang, the first failed attempt ends it, with the broker's reason for a
+// refusal; afterwards autopaho reconnects on its own.
 func (c *v5) Connect(ctx context.Context) error {
 	mctx, cancel := context.WithCancel(context.Background())
 	cm, err := autopaho.NewConnection(mctx, c.cfg)
@@ -147,7 +150,16 @@ func (c *v5) Connect(ctx context.Context) error {
 	}
 	wctx, done := context.WithTimeout(ctx, c.timeout())
 	defer done()
-	if err := cm.AwaitConnection(wctx); err != nil {
+	actx, stop := context.WithCancel(wctx)
+	defer stop()
+	go func() {
+		select {
+		case <-c.failed:
+			stop()
+		case <-actx.Done():
+		}
+	}()
+	if err := cm.AwaitConnection(actx); err != nil {
 		cancel()
 		<-cm.Done()
 		c.mu.Lock()
@@ -212,6 +224,9 @@ func (c *v5) Close() error {
 	if cm == nil {
 		return nil
 	}
+	// paho.golang sends manual acknowledgements every SendAcksInterval: give the last
+	// ones their turn, or the broker sends those messages again.
+	time.Sleep(3 * c.cfg.SendAcksInterval)
 	ctx, done := context.WithTimeout(context.Background(), time.Second)
 	defer done()
 	_ = cm.Disconnect(ctx) // the connection may be down already; Done follows either way
