@@ -12,6 +12,7 @@ package mqtt
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -162,6 +163,17 @@ var (
 	ErrRefused       = errors.New("the broker refused the connection")
 	ErrNotAuthorized = errors.New("not authorized: check username and password")
 )
+
+// Lasting reports whether err of Connect will not go away by trying again: the broker
+// refused the connection (its credentials, its protocol, its client id), or the server's
+// certificate was not trusted. Other errors, such as a broker not yet listening, may.
+func Lasting(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.Is(err, ErrRefused) || errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
+}
 
 // servers names the brokers, for errors.
 func servers(us []*url.URL) string {

@@ -76,15 +76,62 @@ func (c *consumer) run() {
 	})
 }
 
+// connect makes a client and its first connection.
+func (c *consumer) connect(ctx context.Context, opts mqtt.Options) error {
+	cl, err := mqtt.NewClient(opts, nil)
+	if err != nil {
+		return err
+	}
+	if err := cl.Connect(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.cl = cl
+	c.mu.Unlock()
+	return nil
+}
+
+// reconnect tries the first connection again until it is made or the input stops, waiting
+// longer each time up to max_reconnect_interval, as the library does after a connection is
+// lost.
+func (c *consumer) reconnect(opts mqtt.Options) {
+	wait := time.Second
+	for {
+		select {
+		case <-c.stopCh:
+			return
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-c.stopCh:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := c.connect(ctx, opts)
+		cancel()
+		if err == nil {
+			return
+		}
+		c.errs.Log(c.log, slog.LevelWarn, "mqtt_consumer: connection failed; trying again", "error", err)
+		wait = min(2*wait, max(time.Duration(c.m.MaxReconnectInterval), time.Second))
+	}
+}
+
 // stop lets a waiting onMessage go (its message is not acknowledged), disconnects, and ends
 // the delivery loop. What is still in flight stays unacknowledged.
 func (c *consumer) stop() {
 	close(c.stopCh)
-	if c.cl != nil {
-		_ = c.cl.Close()
-	}
 	c.cancel()
-	c.wg.Wait()
+	c.wg.Wait() // the reconnect loop too, so that no client is made after this
+	c.mu.Lock()
+	cl := c.cl
+	c.mu.Unlock()
+	if cl != nil {
+		_ = cl.Close()
+	}
 }
 
 // onMessage turns one message into metrics and adds them as one tracked group. A message

@@ -107,7 +107,6 @@ func TestTopicParsing(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	m := New()
-	m.Topics = nil
 	m.QoS = 3
 	m.PersistentSession = true
 	m.Protocol = "4"
@@ -115,7 +114,7 @@ func TestValidate(t *testing.T) {
 	m.TopicParsing = []TopicParsing{{Topic: "a/+", Measurement: "a/b/c"}}
 	err := m.Validate()
 	require.Error(t, err)
-	for _, key := range []string{"topics:", "qos:", "persistent_session:", "protocol:", "servers:", "topic_parsing:"} {
+	for _, key := range []string{"qos:", "persistent_session:", "protocol:", "servers:", "topic_parsing:"} {
 		assert.Contains(t, err.Error(), key)
 	}
 }

@@ -140,9 +140,6 @@ func (m *MQTTConsumer) Validate() error {
 	} else if _, err := mqtt.ParseServers(m.Servers, false); err != nil {
 		bad("servers", "%w", err)
 	}
-	if len(m.Topics) == 0 {
-		bad("topics", "name at least one topic filter, such as \"sensors/#\"")
-	}
 	if m.QoS < 0 || m.QoS > 2 {
 		bad("qos", "must be 0, 1 or 2, got %d", m.QoS)
 	}
@@ -189,6 +186,9 @@ func (m *MQTTConsumer) Init() error {
 	if m.TopicTag != nil {
 		m.tagName = *m.TopicTag
 	}
+	if len(m.Topics) == 0 {
+		m.logger().Warn("mqtt_consumer: no topics: nothing is subscribed, and only a resumed session's messages come")
+	}
 	if m.ClientTrace {
 		m.logger().Warn("mqtt_consumer: client_trace has no effect: morse logs the connection's changes itself")
 	}
@@ -216,16 +216,19 @@ func (m *MQTTConsumer) Start(ctx context.Context, acc morse.Accumulator) error {
 	if err != nil {
 		return fmt.Errorf("mqtt_consumer: %w", err)
 	}
-	cl, err := mqtt.NewClient(opts, nil)
-	if err != nil {
+	if _, err := mqtt.NewClient(opts, nil); err != nil {
 		return fmt.Errorf("mqtt_consumer: %w", err)
 	}
 	c.run()
-	if err := cl.Connect(ctx); err != nil {
-		c.stop()
-		return fmt.Errorf("mqtt_consumer: %w", err)
+	if err := c.connect(ctx, opts); err != nil {
+		if mqtt.Lasting(err) {
+			c.stop()
+			return fmt.Errorf("mqtt_consumer: %w", err)
+		}
+		// A broker not reachable yet is waited for, as a reconnect would.
+		m.logger().Warn("mqtt_consumer: no connection yet; trying again in the background", "error", err)
+		c.wg.Go(func() { c.reconnect(opts) })
 	}
-	c.cl = cl
 	m.mu.Lock()
 	m.c = c
 	m.mu.Unlock()

@@ -132,3 +132,22 @@ func (m *MQTTConsumer) inFlight() []*entry {
 	defer c.mu.Unlock()
 	return append([]*entry(nil), c.queue...)
 }
+
+// A broker that is not up when the input starts is waited for: Start succeeds, and the
+// messages come once it listens.
+func TestStartBeforeBroker(t *testing.T) {
+	b := testserver.StartMosquitto(t)
+	b.Stop(t)
+	prefix := unique(t)
+	m, _ := consumerFor(t, b.Addr, "5", []string{prefix + "/#"}, func(m *MQTTConsumer) {
+		m.MaxReconnectInterval = morse.Duration(time.Second)
+	})
+	acc := &testutil.Accumulator{}
+	start(t, m, acc)
+	b.Start(t)
+	pub := publisher(t, b.Addr, "5", false)
+	require.Eventually(t, func() bool {
+		publish(t, pub, prefix+"/late", 0, "late v=1i 1700000000000000000")
+		return acc.NMetrics() > 0
+	}, 20*time.Second, 100*time.Millisecond)
+}
