@@ -19,13 +19,13 @@ var compatDir = filepath.Join("..", "..", "testdata", "telegraf")
 
 var (
 	serviceAddress = regexp.MustCompile(`(?m)^(\s*service_address\s*=\s*")([a-z]+://)?[^"]*:\d+"`)
-	brokers        = regexp.MustCompile(`(?m)^(\s*brokers\s*=\s*)\[[^\]]*\]`)
+	brokers        = regexp.MustCompile(`(?m)^(\s*(?:brokers|servers)\s*=\s*)\[[^\]]*\]`)
 	tlsFile        = regexp.MustCompile(`(?m)^(\s*)(tls_ca|tls_cert|tls_key)(\s*=\s*)"[^"]*"`)
 	allowedCAs     = regexp.MustCompile(`(?m)^(\s*tls_allowed_cacerts\s*=\s*)\[[^\]]*\]`)
 )
 
 // localOnly points the listeners of a compat config at ports the kernel picks, its brokers
-// at a loopback port that nothing listens on, and its TLS files at a throw-away CA's, so
+// and servers at a loopback port that nothing listens on, and its TLS files at a throw-away CA's, so
 // that --test opens nothing it was not given at run time.
 func localOnly(t *testing.T, text string, certs *testutil.Certs) string {
 	text = tlsFile.ReplaceAllStringFunc(text, func(s string) string {

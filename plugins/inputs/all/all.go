@@ -14,6 +14,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
+	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat

@@ -8,6 +8,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/outputs/influxdb_v2"       // registers outputs.influxdb_v2
 	_ "github.com/morse-agent/morse/plugins/outputs/iotdb"             // registers outputs.iotdb
 	_ "github.com/morse-agent/morse/plugins/outputs/kafka"             // registers outputs.kafka
+	_ "github.com/morse-agent/morse/plugins/outputs/mqtt"              // registers outputs.mqtt
 	_ "github.com/morse-agent/morse/plugins/outputs/opentelemetry"     // registers outputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/outputs/prometheus_client" // registers outputs.prometheus_client
 	_ "github.com/morse-agent/morse/plugins/outputs/questdb"           // registers outputs.questdb
