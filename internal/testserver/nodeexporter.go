@@ -59,3 +59,28 @@ func StartSecureNodeExporter(t testing.TB) *SecureNodeExporter {
 	t.Cleanup(n.c.stop)
 	return n
 }
+
+// StartTextfileNodeExporter starts a node_exporter of its own on a free port of 127.0.0.1,
+// with the collectors of SharedNodeExporter and the textfile collector serving files, a
+// map of file name (ending in .prom) to text exposition: the real exporter serving the
+// shapes its own collectors do not (histograms, NaN, infinities, escaped label values). It
+// stops when the test ends.
+func StartTextfileNodeExporter(t testing.TB, files map[string]string) *NodeExporter {
+	t.Helper()
+	bin, err := cachedBinary("MORSE_NODE_EXPORTER", "node-exporter", NodeExporterVersion, "prometheus-node-exporter", "scripts/ensure-prometheus.sh")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	textDir := filepath.Join(dir, "textfile")
+	require.NoError(t, os.Mkdir(textDir, 0o755))
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(textDir, name), []byte(text), 0o644))
+	}
+	c, err := startChild("node_exporter", bin, dir, func(addr string) []string {
+		return []string{"--web.listen-address=" + addr, "--collector.disable-defaults", "--collector.cpu",
+			"--collector.meminfo", "--collector.loadavg", "--collector.uname",
+			"--collector.textfile", "--collector.textfile.directory=" + textDir, "--log.level=warn"}
+	}, "/metrics")
+	require.NoError(t, err, "testserver: node_exporter did not start")
+	t.Cleanup(c.stop)
+	return &NodeExporter{c: c}
+}
