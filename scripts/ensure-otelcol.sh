@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ensure-otelcol.sh: build the OpenTelemetry Collector's OTLP receiver (testdata/otelcol, a
-# module of its own with the collector's published modules at v0.165.0) where the tests of
-# outputs.opentelemetry look for it (internal/testserver/otelcol.go):
+# ensure-otelcol.sh: build the OpenTelemetry Collector's OTLP receiver and otlphttp exporter
+# (testdata/otelcol, a module of its own with the collector's published modules at v0.165.0)
+# where the tests of outputs.opentelemetry and inputs.opentelemetry look for it
+# (internal/testserver/otelcol.go):
 #
 #   ${MORSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/morse}/otelcol/0.165.0/otelcol
 #
@@ -21,7 +22,7 @@ say() { echo "ensure-otelcol: $*" >&2; }
 
 fresh=1
 if [ -x "$DEST" ]; then
-	for f in "$SRC"/main.go "$SRC"/go.mod "$SRC"/go.sum; do
+	for f in "$SRC"/*.go "$SRC"/go.mod "$SRC"/go.sum; do
 		if [ "$f" -nt "$DEST" ]; then fresh=0; fi
 	done
 else

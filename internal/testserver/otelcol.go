@@ -3,6 +3,7 @@ package testserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -26,7 +27,9 @@ import (
 // otlpreceiver) is built from its published modules by scripts/ensure-otelcol.sh into the
 // user's cache (testdata/otelcol is its source): the real OTLP server, gRPC and HTTP, that
 // outputs.opentelemetry is tested against. The harness runs it as a child process on free
-// ports of 127.0.0.1; it appends every request it receives to a file, as OTLP JSON.
+// ports of 127.0.0.1; it appends every request it receives to a file, as OTLP JSON. With
+// -send, the same binary is a client instead: the collector's otlphttp exporter, the
+// OTLP/HTTP client that inputs.opentelemetry is tested against (SendOtelcolHTTP).
 
 // OtelcolVersion is the collector release the receiver is built from.
 const OtelcolVersion = "0.165.0"
@@ -170,3 +173,18 @@ func (c *Otelcol) Requests(t testing.TB) []*colmetricspb.ExportMetricsServiceReq
 
 // StopOtelcol stops the receiver before the test ends, as an outage.
 func StopOtelcol(t testing.TB, c *Otelcol) { c.stop(t) }
+
+// SendOtelcolHTTP runs the collector's binary as a client: its otlphttp exporter sends one
+// request of a few metrics (testdata/otelcol/send.go) to url, an OTLP/HTTP receiver's
+// metrics path, in encoding "proto" or "json", gzipped as the exporter does by default. It
+// fails the test unless the exporter reports the request taken, within a minute.
+func SendOtelcolHTTP(t testing.TB, url, encoding string) {
+	t.Helper()
+	bin, err := OtelcolBinary()
+	require.NoError(t, err, "testserver: no collector")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-send", url, "-encoding", encoding).CombinedOutput()
+	require.NoError(t, err, "testserver: the collector's otlphttp exporter: %s", out)
+	require.True(t, strings.HasSuffix(strings.TrimSpace(string(out)), "ok"), "testserver: the collector's otlphttp exporter: %s", out)
+}

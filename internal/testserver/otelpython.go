@@ -16,7 +16,8 @@ import (
 
 // The OpenTelemetry Python SDK and its OTLP exporter, from PyPI, are installed by
 // scripts/ensure-otel-python.sh into a virtual environment in the user's cache: a real OTLP
-// client, for inputs.opentelemetry. testdata/otel-python/send.py sends a few metrics with it.
+// client, over gRPC and HTTP/protobuf, for inputs.opentelemetry. testdata/otel-python/send.py
+// sends a few metrics with it.
 
 // OtelPythonVersion is the SDK's version.
 const OtelPythonVersion = "1.45.2"
@@ -38,13 +39,30 @@ func OtelPython() (string, error) {
 // fails the test unless the SDK reports the export done, within a minute.
 func SendOtelPython(t testing.TB, endpoint string) {
 	t.Helper()
+	runSendPy(t, endpoint, "grpc", "none")
+}
+
+// SendOtelPythonHTTP runs send.py with the SDK's OTLP/HTTP (protobuf) exporter against url,
+// the receiver's metrics path (http://host:port/v1/metrics), gzipping the bodies when gzip
+// is set, and fails the test unless the SDK reports the export done, within a minute.
+func SendOtelPythonHTTP(t testing.TB, url string, gzip bool) {
+	t.Helper()
+	compression := "none"
+	if gzip {
+		compression = "gzip"
+	}
+	runSendPy(t, url, "http", compression)
+}
+
+func runSendPy(t testing.TB, endpoint, protocol, compression string) {
+	t.Helper()
 	py, err := OtelPython()
 	require.NoError(t, err, "testserver: no OpenTelemetry Python SDK")
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "otel-python", "send.py")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, py, script, endpoint).CombinedOutput()
+	out, err := exec.CommandContext(ctx, py, script, endpoint, protocol, compression).CombinedOutput()
 	require.NoError(t, err, "testserver: send.py: %s", out)
 	require.True(t, strings.HasSuffix(strings.TrimSpace(string(out)), "ok"), "testserver: send.py: %s", out)
 }

@@ -70,6 +70,15 @@ type child struct {
 // startChild starts bin with args(addr) on a free port, retrying with another port when
 // the one found was taken, and waits until GET ready answers 200.
 func startChild(name, bin, dir string, args func(addr string) []string, ready string) (*child, error) {
+	hc := &http.Client{Timeout: time.Second}
+	return startChildProbe(name, bin, dir, args, func(addr string) (*http.Response, error) {
+		return hc.Get("http://" + addr + ready)
+	})
+}
+
+// startChildProbe is startChild with the readiness request of its own: the child is ready
+// when probe(addr) answers 200.
+func startChildProbe(name, bin, dir string, args func(addr string) []string, probe func(addr string) (*http.Response, error)) (*child, error) {
 	var last error
 	for range 3 {
 		ports, err := testutil.FreePorts("tcp", 1)
@@ -91,7 +100,7 @@ func startChild(name, bin, dir string, args func(addr string) []string, ready st
 			return nil, fmt.Errorf("starting %s: %w", bin, err)
 		}
 		go func() { _ = c.cmd.Wait(); close(c.done) }()
-		if last = c.waitReady(ready, 30*time.Second); last == nil {
+		if last = c.waitReady(probe, 30*time.Second); last == nil {
 			return c, nil
 		}
 		c.stop()
@@ -102,11 +111,10 @@ func startChild(name, bin, dir string, args func(addr string) []string, ready st
 	return nil, last
 }
 
-func (c *child) waitReady(path string, timeout time.Duration) error {
+func (c *child) waitReady(probe func(addr string) (*http.Response, error), timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	hc := &http.Client{Timeout: time.Second}
 	for {
-		resp, err := hc.Get("http://" + c.addr + path)
+		resp, err := probe(c.addr)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
@@ -120,7 +128,7 @@ func (c *child) waitReady(path string, timeout time.Duration) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer %s on %s within %s", c.name, path, c.addr, timeout)
+			return fmt.Errorf("%s did not answer on %s within %s", c.name, c.addr, timeout)
 		}
 	}
 }

@@ -4,6 +4,12 @@
 // line: the real OTLP server that morse's outputs.opentelemetry is tested against
 // (internal/testserver/otelcol.go). scripts/ensure-otelcol.sh builds it once into the cache.
 //
+// With -send URL it is a client instead: the collector's otlphttp exporter
+// (go.opentelemetry.io/collector/exporter/otlphttpexporter) sends one request of a few
+// metrics (send.go) to URL, an OTLP/HTTP receiver's metrics path, in -encoding "proto" or
+// "json", gzipped as the exporter does by default, prints "ok" and exits; the real OTLP/HTTP
+// client that morse's inputs.opentelemetry is tested against.
+//
 // -fail makes the consumer refuse requests as the collector's pipeline would:
 // "permanent" (consumererror.NewPermanent: gRPC InvalidArgument, HTTP 400) or "retryable"
 // (a plain error: gRPC Unavailable, HTTP 503), for the first -fail-count requests (0: all).
@@ -36,7 +42,17 @@ func main() {
 	out := flag.String("out", "", "file to append received metrics to, as OTLP JSON lines")
 	fail := flag.String("fail", "", `refuse requests: "permanent" or "retryable"`)
 	failCount := flag.Int("fail-count", 0, "refuse only the first N requests (0: every request)")
+	sendURL := flag.String("send", "", "send a few metrics with the otlphttp exporter to this URL and exit")
+	encoding := flag.String("encoding", "proto", `the otlphttp exporter's encoding: "proto" or "json"`)
 	flag.Parse()
+	if *sendURL != "" {
+		if err := send(*sendURL, *encoding); err != nil {
+			fmt.Fprintln(os.Stderr, "otelcol:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ok")
+		return
+	}
 	if err := run(*grpcAddr, *httpAddr, *out, *fail, *failCount); err != nil {
 		fmt.Fprintln(os.Stderr, "otelcol:", err)
 		os.Exit(1)

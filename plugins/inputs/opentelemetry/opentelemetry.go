@@ -1,5 +1,6 @@
-// Package opentelemetry is the inputs.opentelemetry plugin: an OTLP/gRPC receiver of
-// metrics, with Telegraf 1.39.3's options and its mapping of OTLP data points to metrics
+// Package opentelemetry is the inputs.opentelemetry plugin: an OTLP receiver of metrics,
+// over gRPC (service_address) and, when http_service_address is set, over HTTP with
+// protobuf or JSON bodies (http.go), with Telegraf 1.39.3's options and its mapping of OTLP data points to metrics
 // (plugins/common/otlpmetrics, metrics_schema "prometheus-v1" or "prometheus-v2").
 //
 // Data points that neither schema has a shape for are refused one by one and reported to
@@ -32,7 +33,7 @@ import (
 var sampleConfig string
 
 // Description is the one-line summary shown by `morse config`.
-const Description = "Receive OpenTelemetry metrics over OTLP/gRPC"
+const Description = "Receive OpenTelemetry metrics over OTLP/gRPC and OTLP/HTTP"
 
 func init() {
 	morse.RegisterInput(morse.InputInfo{
@@ -53,7 +54,10 @@ const (
 
 // OpenTelemetry receives OTLP metrics. The TOML keys are Telegraf's.
 type OpenTelemetry struct {
-	ServiceAddress      string         `toml:"service_address"`
+	ServiceAddress string `toml:"service_address"`
+	// HTTPServiceAddress is where OTLP/HTTP is served, host:port (OTLP's port is 4318);
+	// empty, the default, serves gRPC alone. morse's own option: Telegraf receives gRPC only.
+	HTTPServiceAddress  string         `toml:"http_service_address"`
 	SpanDimensions      []string       `toml:"span_dimensions"`
 	LogRecordDimensions []string       `toml:"log_record_dimensions"`
 	ProfileDimensions   []string       `toml:"profile_dimensions"`
@@ -66,6 +70,7 @@ type OpenTelemetry struct {
 	schema otlpmetrics.Schema
 	server *grpc.Server
 	addr   net.Addr
+	http   *httpServer
 	wg     sync.WaitGroup
 }
 
@@ -91,6 +96,11 @@ func (o *OpenTelemetry) Validate() error {
 	var errs []error
 	if _, err := otlpmetrics.ParseSchema(o.MetricsSchema); err != nil {
 		errs = append(errs, morse.Errorf("metrics_schema", "%v", err))
+	}
+	if o.HTTPServiceAddress != "" {
+		if _, _, err := net.SplitHostPort(o.HTTPServiceAddress); err != nil {
+			errs = append(errs, morse.Errorf("http_service_address", "%q is not host:port: %v", o.HTTPServiceAddress, err))
+		}
 	}
 	if o.MaxMsgSize < 0 {
 		errs = append(errs, morse.Errorf("max_msg_size", "must not be negative"))
@@ -137,10 +147,20 @@ func (o *OpenTelemetry) logger() *slog.Logger {
 	return o.log
 }
 
-// Addr is the address the input listens on once started, nil before.
+// Addr is the address the input listens on for OTLP/gRPC once started, nil before.
 func (o *OpenTelemetry) Addr() net.Addr { return o.addr }
 
-// Start listens and serves OTLP/gRPC until Stop.
+// HTTPAddr is the address the input listens on for OTLP/HTTP once started, nil before and
+// when http_service_address is empty.
+func (o *OpenTelemetry) HTTPAddr() net.Addr {
+	if o.http == nil {
+		return nil
+	}
+	return o.http.addr
+}
+
+// Start listens and serves OTLP/gRPC, and OTLP/HTTP when http_service_address is set, until
+// Stop.
 func (o *OpenTelemetry) Start(_ context.Context, acc morse.Accumulator) error {
 	if o.schema == 0 {
 		if err := o.Init(); err != nil {
@@ -161,6 +181,12 @@ func (o *OpenTelemetry) Start(_ context.Context, acc morse.Accumulator) error {
 	ln, err := net.Listen("tcp", o.ServiceAddress)
 	if err != nil {
 		return fmt.Errorf("opentelemetry: %w", err)
+	}
+	if o.HTTPServiceAddress != "" {
+		if o.http, err = o.startHTTP(acc, tlsCfg); err != nil {
+			_ = ln.Close()
+			return err
+		}
 	}
 	o.addr = ln.Addr()
 	o.server = grpc.NewServer(opts...)
@@ -187,6 +213,10 @@ func (o *OpenTelemetry) Gather(context.Context, morse.Accumulator) error { retur
 
 // Stop stops serving, closing the connections, and waits for the server to end.
 func (o *OpenTelemetry) Stop() {
+	if o.http != nil {
+		o.http.stop()
+		o.http = nil
+	}
 	if o.server != nil {
 		o.server.Stop()
 		o.wg.Wait()

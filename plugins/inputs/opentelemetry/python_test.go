@@ -14,11 +14,12 @@ import (
 	"github.com/morse-agent/morse/internal/testutil"
 )
 
-// start runs the input on a free port of 127.0.0.1 with schema.
+// start runs the input on free ports of 127.0.0.1, gRPC and HTTP, with schema.
 func start(t *testing.T, schema string) (*OpenTelemetry, *testutil.Accumulator) {
 	t.Helper()
 	in := New()
 	in.ServiceAddress = "127.0.0.1:0"
+	in.HTTPServiceAddress = "127.0.0.1:0"
 	in.MetricsSchema = schema
 	require.NoError(t, in.Init())
 	acc := &testutil.Accumulator{}
@@ -55,9 +56,10 @@ func shapes(ms []morse.Metric) []string {
 const sdkTags = "otel.library.name=morse.test,otel.library.version=1.2.3"
 const sdkResource = "service.name=morse-test,telemetry.sdk.language=python,telemetry.sdk.name=opentelemetry,telemetry.sdk.version=1.45.2"
 
-// TestPythonSDK receives what the OpenTelemetry Python SDK's OTLP/gRPC exporter sends, a
-// counter, an up-down counter, a histogram and a gauge, in both schemas: the shapes of
-// Telegraf's otel2influx, the resource and scope as tags.
+// TestPythonSDK receives what the OpenTelemetry Python SDK's OTLP exporters send, a
+// counter, an up-down counter, a histogram and a gauge, in both schemas, over gRPC and over
+// HTTP/protobuf, plain and gzipped: the shapes of Telegraf's otel2influx, the resource and
+// scope as tags, whatever the transport.
 func TestPythonSDK(t *testing.T) {
 	want := map[string][]string{
 		"prometheus-v1": {
@@ -77,21 +79,37 @@ func TestPythonSDK(t *testing.T) {
 			"prometheus," + sdkTags + "," + sdkResource + " queue_depth=-3i",
 		},
 	}
+	send := map[string]func(t *testing.T, in *OpenTelemetry){
+		"grpc": func(t *testing.T, in *OpenTelemetry) { testserver.SendOtelPython(t, in.Addr().String()) },
+		"http": func(t *testing.T, in *OpenTelemetry) {
+			testserver.SendOtelPythonHTTP(t, "http://"+in.HTTPAddr().String()+"/v1/metrics", false)
+		},
+		"http-gzip": func(t *testing.T, in *OpenTelemetry) {
+			testserver.SendOtelPythonHTTP(t, "http://"+in.HTTPAddr().String()+"/v1/metrics", true)
+		},
+	}
 	for schema, lines := range want {
-		t.Run(schema, func(t *testing.T) {
-			in, acc := start(t, schema)
-			testserver.SendOtelPython(t, in.Addr().String())
-			require.Eventually(t, func() bool { return len(shapes(acc.Metrics())) >= len(lines) }, 10*time.Second, 10*time.Millisecond)
-			got := shapes(acc.Metrics())
-			if schema == "prometheus-v2" { // the 15 buckets of the SDK's default bounds: check the first ones
-				got = keep(got, func(s string) bool {
-					return !strings.Contains(s, "le=") || strings.Contains(s, "le=0,") || strings.Contains(s, "le=5,") ||
-						strings.Contains(s, "le=10,") || strings.Contains(s, "le=+Inf,")
-				})
-			}
-			require.Equal(t, lines, got)
+		for transport, send := range send {
+			t.Run(schema+"/"+transport, func(t *testing.T) { checkPython(t, schema, lines, send) })
+		}
+	}
+}
+
+// checkPython runs the input with schema, has send make the SDK export to it, and checks
+// that the metrics received are lines.
+func checkPython(t *testing.T, schema string, lines []string, send func(*testing.T, *OpenTelemetry)) {
+	t.Helper()
+	in, acc := start(t, schema)
+	send(t, in)
+	require.Eventually(t, func() bool { return len(shapes(acc.Metrics())) >= len(lines) }, 10*time.Second, 10*time.Millisecond)
+	got := shapes(acc.Metrics())
+	if schema == "prometheus-v2" { // the 15 buckets of the SDK's default bounds: check the first ones
+		got = keep(got, func(s string) bool {
+			return !strings.Contains(s, "le=") || strings.Contains(s, "le=0,") || strings.Contains(s, "le=5,") ||
+				strings.Contains(s, "le=10,") || strings.Contains(s, "le=+Inf,")
 		})
 	}
+	require.Equal(t, lines, got)
 }
 
 func keep(in []string, ok func(string) bool) []string {

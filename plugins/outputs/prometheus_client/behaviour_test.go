@@ -129,3 +129,23 @@ func TestScrapeAllocations(t *testing.T) {
 	require.LessOrEqual(t, allocs, float64(2*n))
 	require.Less(t, allocs, float64(10), "a scrape of a store that did not grow allocates a few times, not per series")
 }
+
+// TestConnectTwiceListensOnce: a Connect while listening keeps the one listener (a second
+// one on port 0 would be leaked), a cancelled context starts nothing, and after Close a
+// Connect listens again.
+func TestConnectTwiceListensOnce(t *testing.T) {
+	c := newClient(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, c.Connect(ctx), context.Canceled)
+	require.Nil(t, c.Addr())
+	require.NoError(t, c.Connect(context.Background()))
+	first := c.Addr().String()
+	require.NoError(t, c.Connect(context.Background()))
+	require.Equal(t, first, c.Addr().String())
+	require.NoError(t, c.Close())
+	require.Nil(t, c.Addr())
+	require.NoError(t, c.Connect(context.Background()))
+	require.NotNil(t, c.Addr())
+	require.NoError(t, c.Close())
+}

@@ -122,12 +122,15 @@ type Client struct {
 	extra    *converter
 	lastTidy int64
 
+	connMu sync.Mutex // orders Connect and Close
 	mu     sync.Mutex // guards the server's fields
 	srv    *http.Server
 	addr   net.Addr
 	served chan struct{} // closed when Serve returns
 	ranges []*net.IPNet
 }
+
+var _ morse.StartConnector = (*Client)(nil)
 
 // New returns the output with Telegraf's defaults.
 func New() *Client {

@@ -16,8 +16,23 @@ import (
 	"github.com/morse-agent/morse"
 )
 
-// Connect listens on listen and serves until Close. It may be called again after Close.
+// ConnectsAtStart reports true: the endpoint listens from the start, before any metric is
+// written to it, so that Prometheus finds an up target with no series rather than a refused
+// connection (which it records as up 0), and a port taken by another process is reported
+// at start.
+func (c *Client) ConnectsAtStart() bool { return true }
+
+// Connect listens on listen and serves until Close, unless it already does. It may be
+// called again after Close. A cancelled context starts nothing.
 func (c *Client) Connect(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	if c.Addr() != nil {
+		return nil
+	}
 	if c.st == nil {
 		if err := c.Init(); err != nil {
 			return err
@@ -84,6 +99,8 @@ func (c *Client) Addr() net.Addr {
 // Close stops the server, waiting up to five seconds for scrapes in progress. The store is
 // kept for a later Connect.
 func (c *Client) Close() error {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
 	c.mu.Lock()
 	srv, served := c.srv, c.served
 	c.srv, c.addr = nil, nil
