@@ -3,8 +3,10 @@ package http
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
@@ -115,7 +117,11 @@ body = "probe=1"
 headers = {"X-Special" = "from-morse"}`)
 	require.Empty(t, acc.Errors())
 	require.Equal(t, []string{"posted,url=" + u + " value=integer:1"}, lines(acc))
-	require.Contains(t, ngx.AccessLog(t), "POST /post auth=- special=from-morse body=probe=1")
+	// nginx logs a request once it has answered it, so the line may come a moment later.
+	require.Eventually(t, func() bool {
+		return slices.Contains(ngx.AccessLog(t), "POST /post auth=- special=from-morse body=probe=1")
+	},
+		10*time.Second, 10*time.Millisecond, "nginx logged the request with its body and header")
 }
 
 func TestStatusCodesAndTimeout(t *testing.T) {
