@@ -223,6 +223,7 @@ func (n *Nginx) stop() {
 		<-n.done
 	}
 	_ = n.blackhole.Close()
+	_ = os.RemoveAll(n.dir)
 }
 
 // ClientTLS is a client config that trusts the test CA, with the client certificate.
