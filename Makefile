@@ -44,7 +44,8 @@ test-systemd: test-deps
 ## and Apache Kafka's and Apache IoTDB's jars from Maven Central, Prometheus' and node_exporter's
 ## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
 ## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
-## supervisor for the procstat test, and systemd-analyze for the unit file's check.
+## supervisor for the procstat test, Debian's nginx (unpacked into the cache) and iputils-ping for
+## the network probes' tests, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
@@ -58,6 +59,8 @@ test-deps:
 	bash scripts/ensure-prometheus.sh >/dev/null
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-mosquitto.sh
+	bash scripts/ensure-nginx.sh
+	sh scripts/ensure-ping.sh
 
 ## test: vet, then every test under the race detector, real servers included, then the Debian
 ## package under a real systemd (test-systemd).

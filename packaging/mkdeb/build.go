@@ -37,6 +37,7 @@ var repoFiles = []packaged{
 	{"packaging/deb/sysusers.conf", "usr/lib/sysusers.d/morse.conf", 0o644},
 	{"packaging/deb/logrotate", "etc/logrotate.d/morse", 0o644},
 	{"docs/service.md", "usr/share/doc/morse/service.md", 0o644},
+	{"packaging/ping.conf", "usr/share/doc/morse/ping.conf", 0o644},
 	{"packaging/deb/postinst", "DEBIAN/postinst", 0o755},
 	{"packaging/deb/prerm", "DEBIAN/prerm", 0o755},
 	{"packaging/deb/postrm", "DEBIAN/postrm", 0o755},

@@ -9,6 +9,8 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/diskio"            // registers inputs.diskio
 	_ "github.com/morse-agent/morse/plugins/inputs/exec"              // registers inputs.exec
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
+	_ "github.com/morse-agent/morse/plugins/inputs/http"              // registers inputs.http
+	_ "github.com/morse-agent/morse/plugins/inputs/http_response"     // registers inputs.http_response
 	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
 	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
@@ -16,9 +18,11 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
 	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
+	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
+	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
 	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes
 	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
 	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
