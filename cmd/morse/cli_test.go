@@ -114,6 +114,34 @@ func TestWatchConfig(t *testing.T) {
 	require.Contains(t, stderr, `--watch-config "fanotify"`)
 }
 
+// TestWatchDebounceInterval: with --watch-debounce-interval, writes in a row make one
+// reload, of the last of them, once the interval has passed with no change, as Telegraf's
+// does; a negative interval is refused.
+func TestWatchDebounceInterval(t *testing.T) {
+	const debounce = 1500 * time.Millisecond
+	for _, method := range []string{"notify", "poll"} {
+		t.Run(method, func(t *testing.T) {
+			dir := t.TempDir()
+			text := serviceConfig(t, dir)
+			conf := writeFile(t, dir, "svc.conf", text)
+			_, logs := startService(t, "--config", conf, "--watch-config", method, "--watch-debounce-interval", debounce.String())
+			logs.waitFor(t, "agent started")
+			writeFile(t, dir, "svc.conf", text+"[[inputs.swap]]\n")
+			if method == "notify" {
+				logs.waitFor(t, "config changed") // the watcher has seen the first write
+			}
+			before := time.Now() // the second write's changes all come after this
+			writeFile(t, dir, "svc.conf", text+"[[inputs.swap]]\n[[inputs.system]]\n")
+			line := logs.waitFor(t, "config reloaded")
+			require.GreaterOrEqual(t, time.Since(before), debounce, "the reload waits for the interval after the last change")
+			require.Contains(t, line, "inputs=3 ", "one reload, of the last write")
+		})
+	}
+	_, stderr, code := runMorse(t, "--watch-debounce-interval", "-1s")
+	require.Equal(t, exitBadArgs, code)
+	require.Contains(t, stderr, "--watch-debounce-interval must not be negative")
+}
+
 // TestTestWait: --test-wait is test mode that keeps service inputs running for that many
 // seconds after the gather, so what a listener receives then is printed.
 func TestTestWait(t *testing.T) {

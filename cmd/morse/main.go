@@ -47,6 +47,9 @@ type options struct {
 	testWait     int // seconds; not zero is test mode, as in Telegraf
 	watchConfig  string
 	watchEvery   time.Duration
+	// watchDebounce (--watch-debounce-interval) is how long no change must come before a
+	// change is reloaded; 0 reloads at once.
+	watchDebounce time.Duration
 }
 
 // testMode reports whether the flags ask for Telegraf's test mode: --test, or --test-wait
@@ -145,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&opts.testWait, "test-wait", 0, "test mode that lets service inputs run this many `seconds` after the gather")
 	fs.StringVar(&opts.watchConfig, "watch-config", "", "reload when a --config file or --config-directory changes: `notify` (inotify) or poll")
 	fs.DurationVar(&opts.watchEvery, "watch-interval", 0, "how often --watch-config poll looks (`duration`, 250ms by default)")
+	fs.DurationVar(&opts.watchDebounce, "watch-debounce-interval", 0, "with --watch-config, reload once the config has not changed for this `duration` (0: at once)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: morse [flags]          run the agent\n"+
 			"       morse config [filters]  print a sample config: Telegraf's default plugins, or those the filters name\n"+
@@ -159,6 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if opts.testWait < 0 {
 		fmt.Fprintf(stderr, "morse: --test-wait must not be negative, got %d\n", opts.testWait)
 		return nil, errors.New("bad --test-wait")
+	}
+	if opts.watchDebounce < 0 {
+		fmt.Fprintf(stderr, "morse: --watch-debounce-interval must not be negative, got %s\n", opts.watchDebounce)
+		return nil, errors.New("bad --watch-debounce-interval")
 	}
 	switch opts.watchConfig {
 	case "", watchNotify, watchInotify, watchPoll:

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -30,11 +31,13 @@ const defaultWatchInterval = 250 * time.Millisecond
 
 // configWatcher tells when a config file or directory of --config and --config-directory
 // changed, as Telegraf's --watch-config does: the agent then reloads as on SIGHUP. Changes
-// that come while a reload runs are folded into one more reload.
+// that come while a reload runs are folded into one more reload. With a debounce interval
+// (--watch-debounce-interval), a change is told only once no other has come for that long,
+// so that a config manager's many writes make one reload of the finished files.
 type configWatcher struct {
 	changed chan struct{}
 	stop    context.CancelFunc
-	done    chan struct{}
+	done    sync.WaitGroup
 }
 
 // watchConfigFiles starts the watcher --watch-config asks for, or returns nil for none
@@ -47,13 +50,20 @@ func watchConfigFiles(opts *options, log *slog.Logger) (*configWatcher, error) {
 	if len(opts.configs) == 0 && len(opts.configDirs) == 0 {
 		return nil, fmt.Errorf("--watch-config: no --config or --config-directory to watch")
 	}
-	return startConfigWatcher(opts.watchConfig, opts.watchEvery, opts.configs, opts.configDirs, log)
+	return startConfigWatcher(opts.watchConfig, opts.watchEvery, opts.watchDebounce, opts.configs, opts.configDirs, log)
 }
 
-// startConfigWatcher watches files and dirs by mode ("notify", "inotify" or "poll").
-func startConfigWatcher(mode string, interval time.Duration, files, dirs []string, log *slog.Logger) (*configWatcher, error) {
+// startConfigWatcher watches files and dirs by mode ("notify", "inotify" or "poll"),
+// telling a change once none has come for debounce (at once for 0).
+func startConfigWatcher(mode string, interval, debounce time.Duration, files, dirs []string, log *slog.Logger) (*configWatcher, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &configWatcher{changed: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
+	w := &configWatcher{changed: make(chan struct{}, 1), stop: cancel}
+	signal := w.signal
+	var changes chan struct{} // the debouncer's input, for debounce > 0
+	if debounce > 0 {
+		changes = make(chan struct{}, 1)
+		signal = func() { notifyOnce(changes) }
+	}
 	var run func()
 	switch mode {
 	case watchNotify, watchInotify:
@@ -62,29 +72,54 @@ func startConfigWatcher(mode string, interval time.Duration, files, dirs []strin
 			cancel()
 			return nil, err
 		}
-		run = func() { nw.run(ctx, w.signal, log) }
+		run = func() { nw.run(ctx, signal, log) }
 	case watchPoll:
 		if interval <= 0 {
 			interval = defaultWatchInterval
 		}
 		first := snapshot(files, dirs) // now, so that a change right after start is seen
-		run = func() { pollConfig(ctx, interval, first, files, dirs, w.signal) }
+		run = func() { pollConfig(ctx, interval, first, files, dirs, signal) }
 	default:
 		cancel()
 		return nil, fmt.Errorf("--watch-config %q: must be %q (or %q) or %q", mode, watchNotify, watchInotify, watchPoll)
 	}
-	log.Info("config watcher started", "method", mode, "files", strings.Join(append(slices.Clone(files), dirs...), ","))
-	go func() {
-		defer close(w.done)
-		run()
-	}()
+	log.Info("config watcher started", "method", mode, "files", strings.Join(append(slices.Clone(files), dirs...), ","), "debounce", debounce)
+	w.done.Go(run)
+	if debounce > 0 {
+		w.done.Go(func() { w.debounce(ctx, changes, debounce, log) })
+	}
 	return w, nil
 }
 
+// debounce tells a change on changes once no other has come for d, as Telegraf's
+// --watch-debounce-interval: each change restarts the wait.
+func (w *configWatcher) debounce(ctx context.Context, changes <-chan struct{}, d time.Duration, log *slog.Logger) {
+	t := time.NewTimer(d)
+	t.Stop()
+	defer t.Stop()
+	var fire <-chan time.Time // nil while no change waits
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			t.Reset(d) // since Go 1.23 a Reset timer never delivers an earlier expiry
+			fire = t.C
+		case <-fire:
+			fire = nil
+			log.Info("config unchanged for the debounce interval; reloading", "interval", d)
+			w.signal()
+		}
+	}
+}
+
 // signal marks a change; a change already marked is not marked twice.
-func (w *configWatcher) signal() {
+func (w *configWatcher) signal() { notifyOnce(w.changed) }
+
+// notifyOnce sends on c, a channel of capacity one, unless a send already waits there.
+func notifyOnce(c chan struct{}) {
 	select {
-	case w.changed <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
@@ -103,7 +138,7 @@ func (w *configWatcher) Close() {
 		return
 	}
 	w.stop()
-	<-w.done
+	w.done.Wait()
 }
 
 // notifyWatch watches with inotify. A file is watched through its directory, so that an

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
 )
@@ -54,11 +55,27 @@ func (s Settings) Clock() func() time.Time {
 // MaxKept is how many refused entries an Error quotes; the rest are only counted.
 const MaxKept = 10
 
+// MaxText is about how many bytes of a refused entry an EntryError quotes.
+const MaxText = 100
+
+// Excerpt is the Text of an EntryError for a refused entry: the entry whole, or its first
+// MaxText bytes or fewer, cut at a character boundary, and "...".
+func Excerpt[T string | []byte](entry T) string {
+	if len(entry) <= MaxText {
+		return string(entry)
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(entry[cut]) {
+		cut--
+	}
+	return string(entry[:cut]) + "..."
+}
+
 // EntryError is one refused entry.
 type EntryError struct {
 	Line   int    // 1-based line where the entry starts in the payload, 0 where the format has no lines
 	Column int    // 1-based byte column within that line, 0 if not known
-	Text   string // the entry, or its start, cut to about 100 bytes
+	Text   string // the entry, or its start cut to about MaxText bytes (Excerpt)
 	Err    error  // why it was refused
 }
 

@@ -11,6 +11,7 @@ package serializers
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/morse-agent/morse"
 )
@@ -104,6 +105,27 @@ func ensurePermanent(err error) error {
 		return err
 	}
 	return morse.Permanent(morse.ReasonSerialize, err)
+}
+
+// AppendNumeric appends a number or a boolean as Telegraf's internal.ToString writes it in
+// the formats whose values are numbers (graphite, carbon2): integers in decimal, floats in
+// plain decimal notation, shortest form ("NaN", "+Inf" and "-Inf" for the special values),
+// booleans as 1 and 0. A string or a missing value appends nothing.
+func AppendNumeric(dst []byte, v morse.Value) []byte {
+	switch v.Type() {
+	case morse.TypeFloat:
+		return strconv.AppendFloat(dst, v.Float(), 'f', -1, 64)
+	case morse.TypeInt:
+		return strconv.AppendInt(dst, v.Int(), 10)
+	case morse.TypeUint:
+		return strconv.AppendUint(dst, v.Uint(), 10)
+	case morse.TypeBool:
+		if v.Bool() {
+			return append(dst, '1')
+		}
+		return append(dst, '0')
+	}
+	return dst
 }
 
 // Append appends batch to dst with s: as one payload by AppendBatch when batchFormat is set

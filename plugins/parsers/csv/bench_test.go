@@ -94,6 +94,6 @@ func checkErr(t *testing.T, err error) {
 	require.Positive(t, pe.Refused)
 	for _, e := range pe.Entries {
 		require.Positive(t, e.Line)
-		require.LessOrEqual(t, len(e.Text), 100)
+		require.LessOrEqual(t, len(e.Text), parsers.MaxText+len("..."), "quoted as parsers.Excerpt cuts it")
 	}
 }

@@ -223,9 +223,6 @@ type rowText struct {
 	n    int // 1-based number of the line at offset at; 0 before the first use
 }
 
-// maxText is how much of a refused row an error quotes.
-const maxText = 100
-
 func (t *rowText) line(n int) string {
 	if t.n == 0 || n < t.n {
 		t.at, t.n = 0, 1
@@ -239,11 +236,7 @@ func (t *rowText) line(n int) string {
 		t.n++
 	}
 	text, _ := cutLine(t.data[t.at:])
-	text = bytes.TrimRight(text, "\r\n")
-	if len(text) > maxText {
-		text = text[:maxText]
-	}
-	return string(text)
+	return parsers.Excerpt(bytes.TrimRight(text, "\r\n"))
 }
 
 // validDelim is what encoding/csv accepts as a delimiter or comment character.

@@ -168,3 +168,27 @@ func TestSkipColumnsBeyondHeader(t *testing.T) {
 	require.Equal(t, 1, pe.Refused)
 	require.ErrorIs(t, pe.Entries[0], csv.ErrNoFields)
 }
+
+// TestNamedTimestampLayouts: csv_timestamp_format may name a layout of the time package in
+// any case, as in Telegraf, and the unix formats count from the epoch in their unit.
+func TestNamedTimestampLayouts(t *testing.T) {
+	want := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	for format, stamp := range map[string]string{
+		"RFC3339":             "2024-05-06T07:08:09Z",
+		"rfc1123":             "Mon, 06 May 2024 07:08:09 UTC",
+		"stampnano":           "May  6 07:08:09.000000000",
+		"unix_ms":             "1714979289000",
+		"2006-01-02T15:04:05": "2024-05-06T07:08:09",
+	} {
+		p := newParser(t, csv.Options{ColumnNames: []string{"t", "v"}, TimestampColumn: "t", TimestampFormat: format})
+		ms, err := collect(t, p, `"`+stamp+`",1`+"\n")
+		require.NoError(t, err, format)
+		require.Len(t, ms, 1, format)
+		if format == "stampnano" { // no year: year 0
+			want := time.Date(0, 5, 6, 7, 8, 9, 0, time.UTC)
+			require.Equal(t, want, ms[0].Time().UTC(), format)
+			continue
+		}
+		require.Equal(t, want, ms[0].Time().UTC(), format)
+	}
+}

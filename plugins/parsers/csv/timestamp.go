@@ -8,22 +8,9 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // csv_timezone and zone abbreviations resolve on hosts without zoneinfo
+
+	"github.com/morse-agent/morse/plugins/parsers/internal/timeformat"
 )
-
-// unixFactors are the csv_timestamp_format values that count from the Unix epoch, with
-// their unit in nanoseconds.
-var unixFactors = map[string]int64{
-	"unix": int64(time.Second), "unix_ms": int64(time.Millisecond), "unix_us": int64(time.Microsecond), "unix_ns": 1,
-}
-
-// namedLayouts are the layouts a format may name, in any case.
-var namedLayouts = map[string]string{
-	"ansic": time.ANSIC, "unixdate": time.UnixDate, "rubydate": time.RubyDate,
-	"rfc822": time.RFC822, "rfc822z": time.RFC822Z, "rfc850": time.RFC850,
-	"rfc1123": time.RFC1123, "rfc1123z": time.RFC1123Z, "rfc3339": time.RFC3339,
-	"rfc3339nano": time.RFC3339Nano, "stamp": time.Stamp, "stampmilli": time.StampMilli,
-	"stampmicro": time.StampMicro, "stampnano": time.StampNano,
-}
 
 // timeFormat reads the timestamp column in one csv_timestamp_format.
 type timeFormat struct {
@@ -47,15 +34,12 @@ func newTimeFormat(format, zone string) (timeFormat, error) {
 	if tz, ok := strings.CutPrefix(format, "timestamp_tz"); ok {
 		format, f.wall = "unix"+tz, true
 	}
-	if factor, ok := unixFactors[format]; ok {
+	if factor, ok := timeformat.Unit(format); ok {
 		f.factor = factor
 		return f, nil
 	}
 	f.wall = false
-	f.layout = format
-	if l, ok := namedLayouts[strings.ToLower(format)]; ok {
-		f.layout = l
-	}
+	f.layout = timeformat.Layout(format)
 	return f, nil
 }
 

@@ -94,19 +94,12 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 		}
 		m, err := p.ParseLine(string(line))
 		if err != nil {
-			errs.Add(parsers.EntryError{Line: n, Text: cut(line), Err: err})
+			errs.Add(parsers.EntryError{Line: n, Text: parsers.Excerpt(line), Err: err})
 			continue
 		}
 		emit(m)
 	}
 	return errs.Err()
-}
-
-func cut(line []byte) string {
-	if len(line) > 100 {
-		return string(line[:100]) + "..."
-	}
-	return string(line)
 }
 
 // ParseLine reads one line, without its line ending.

@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/parsers"
@@ -119,7 +118,7 @@ func (p *Parser) entry(line []byte, n int, emit func(morse.Metric), errs **parse
 	if *errs == nil {
 		*errs = &parsers.Error{}
 	}
-	(*errs).Add(parsers.EntryError{Line: n, Text: cut(line), Err: err})
+	(*errs).Add(parsers.EntryError{Line: n, Text: parsers.Excerpt(line), Err: err})
 }
 
 // metric makes the metric of line s, which pat matched at loc.
@@ -193,17 +192,4 @@ func convert(k kind, v string) (morse.Value, error) {
 		d, err := time.ParseDuration(v)
 		return morse.Int(int64(d)), err
 	}
-}
-
-// cut returns the start of a refused line for its report, at most about 100 bytes.
-func cut(line []byte) string {
-	const limit = 100
-	if len(line) <= limit {
-		return string(line)
-	}
-	end := limit
-	for end > 0 && !utf8.RuneStart(line[end]) {
-		end--
-	}
-	return string(line[:end]) + "…"
 }

@@ -21,9 +21,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/parsers"
 )
 
 // MaxKeptErrors is how many LineErrors a Result keeps. A flood of bad lines is counted in
@@ -31,7 +31,7 @@ import (
 const MaxKeptErrors = 10
 
 // maxTextBytes is how much of a bad line a LineError quotes.
-const maxTextBytes = 100
+const maxTextBytes = parsers.MaxText
 
 // defaultMaxLineBytes bounds one entry read by ParseReader when Parser.MaxLineBytes is zero.
 const defaultMaxLineBytes = 1 << 20
@@ -185,15 +185,7 @@ func readClock(clock func() time.Time, prec int64) time.Time {
 // quote returns the text of a refused entry for its LineError: without its line ending, cut
 // at a character boundary near maxTextBytes.
 func quote(b []byte) string {
-	b = trimEOL(b)
-	if len(b) <= maxTextBytes {
-		return string(b)
-	}
-	cut := maxTextBytes
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + "..."
+	return parsers.Excerpt(trimEOL(b))
 }
 
 func trimEOL(b []byte) []byte {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -227,7 +226,7 @@ func (p *Parser) array(r *run, arr gjson.Result) bool {
 
 // refuse records one refused entry at offset at of the document read.
 func (r *run) refuse(at int, text string, err error) {
-	e := parsers.EntryError{Err: err, Text: cut(text)}
+	e := parsers.EntryError{Err: err, Text: parsers.Excerpt(text)}
 	if r.base >= 0 {
 		e.Line, e.Column = parsers.Position(r.data, r.base+at)
 	}
@@ -237,19 +236,6 @@ func (r *run) refuse(at int, text string, err error) {
 // refuseAll records the payload as one refused entry, placed at offset at of the document.
 func (r *run) refuseAll(at int, err error) {
 	r.refuse(at, "", err)
-}
-
-// cut shortens an entry's text for an error message.
-func cut(s string) string {
-	const max = 100
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // rangeError is a number beyond float64, which Telegraf's decoder refuses with the payload.

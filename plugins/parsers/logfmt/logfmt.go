@@ -16,7 +16,6 @@ import (
 	"errors"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	golog "github.com/go-logfmt/logfmt"
 
@@ -71,7 +70,7 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 			break
 		}
 		start, end, next := lineBounds(rest, se.Line)
-		errs.Add(parsers.EntryError{Line: base + se.Line, Column: se.Pos, Text: quote(rest[start:end]),
+		errs.Add(parsers.EntryError{Line: base + se.Line, Column: se.Pos, Text: parsers.Excerpt(rest[start:end]),
 			Err: errors.New(se.Msg)})
 		base += se.Line
 		rest = rest[next:]
@@ -198,19 +197,6 @@ func lineBounds(data []byte, n int) (start, end, next int) {
 		end--
 	}
 	return start, end, next
-}
-
-// quote cuts a refused line to about 100 bytes at a character boundary.
-func quote(b []byte) string {
-	const maxText = 100
-	if len(b) <= maxText {
-		return string(b)
-	}
-	cut := maxText
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + "..."
 }
 
 // Lines are independent, so Parser is no parsers.LineParser: a stream input hands each

@@ -73,7 +73,7 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if col, err := r.line(line); err != nil {
-			r.errs.Add(parsers.EntryError{Line: n, Column: col, Text: cut(line), Err: err})
+			r.errs.Add(parsers.EntryError{Line: n, Column: col, Text: parsers.Excerpt(line), Err: err})
 		}
 	}
 	for _, g := range r.grouped {
@@ -103,15 +103,6 @@ func (r *run) time() time.Time {
 		r.now = r.p.now()
 	}
 	return r.now
-}
-
-// cut is the start of a refused line, as an EntryError quotes it.
-func cut(line []byte) string {
-	const max = 100
-	if len(line) > max {
-		return string(line[:max]) + "..."
-	}
-	return string(line)
 }
 
 // view is b as a string for as long as the parse of one line, for lines whose text no

@@ -106,7 +106,7 @@ func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
 	if err != nil {
 		line, col := parsers.Position(data, start)
 		errs := &parsers.Error{}
-		errs.Add(parsers.EntryError{Line: line, Column: col, Text: quote(text), Err: err})
+		errs.Add(parsers.EntryError{Line: line, Column: col, Text: parsers.Excerpt(text), Err: err})
 		return errs
 	}
 	emit(morse.NewMetric(p.s.MetricName, nil, []morse.Field{{Key: p.field, Value: v}}, p.s.Clock()()))
@@ -172,19 +172,6 @@ func (p *Parser) value(data, text []byte) (morse.Value, error) {
 		}
 		return morse.Bool(b), nil
 	}
-}
-
-// quote cuts the refused text to about 100 bytes at a character boundary.
-func quote(b []byte) string {
-	const maxText = 100
-	if len(b) <= maxText {
-		return string(b)
-	}
-	cut := maxText
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return string(b[:cut]) + "..."
 }
 
 var _ parsers.Parser = (*Parser)(nil)

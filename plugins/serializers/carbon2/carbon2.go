@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/plugins/serializers"
 )
 
 // ErrNoFields means the metric has no numeric or boolean field; it reaches callers wrapped
@@ -116,7 +117,7 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 			dst = append(dst, ' ')
 		}
 		dst = append(dst, ' ')
-		dst = appendValue(dst, f.Value)
+		dst = serializers.AppendNumeric(dst, f.Value)
 		dst = append(dst, ' ')
 		dst = append(dst, sec...)
 		dst = append(dst, '\n')
@@ -137,28 +138,4 @@ func appendUnderscored(dst []byte, s string) []byte {
 		}
 	}
 	return dst
-}
-
-// appendValue writes a value as Telegraf's internal.ToString does, booleans as 1 and 0.
-func appendValue(dst []byte, v morse.Value) []byte {
-	switch v.Type() {
-	case morse.TypeFloat:
-		return AppendFloat(dst, v.Float())
-	case morse.TypeInt:
-		return strconv.AppendInt(dst, v.Int(), 10)
-	case morse.TypeUint:
-		return strconv.AppendUint(dst, v.Uint(), 10)
-	case morse.TypeBool:
-		if v.Bool() {
-			return append(dst, '1')
-		}
-		return append(dst, '0')
-	}
-	return dst
-}
-
-// AppendFloat writes f in plain decimal notation, shortest form, as Telegraf's
-// internal.ToString writes a float64 ("NaN", "+Inf" and "-Inf" for the special values).
-func AppendFloat(dst []byte, f float64) []byte {
-	return strconv.AppendFloat(dst, f, 'f', -1, 64)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/common/graphitetemplate"
+	"github.com/morse-agent/morse/plugins/serializers"
 )
 
 // Errors that make a whole metric unwritable. They reach callers wrapped in a
@@ -136,7 +137,7 @@ func (s *Serializer) AppendMetric(dst []byte, m morse.Metric) ([]byte, error) {
 			dst = graphitetemplate.AppendField(dst, bucket, f.Key)
 			dst = s.sanitize(dst, mark)
 		}
-		dst = append(append(appendValue(append(dst, ' '), f.Value), ts...), '\n')
+		dst = append(append(serializers.AppendNumeric(append(dst, ' '), f.Value), ts...), '\n')
 		written++
 	}
 	if skipped > 0 {
@@ -214,19 +215,4 @@ func writable(v morse.Value) bool {
 		return !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return false
-}
-
-func appendValue(dst []byte, v morse.Value) []byte {
-	switch v.Type() {
-	case morse.TypeInt:
-		return strconv.AppendInt(dst, v.Int(), 10)
-	case morse.TypeUint:
-		return strconv.AppendUint(dst, v.Uint(), 10)
-	case morse.TypeBool:
-		if v.Bool() {
-			return append(dst, '1')
-		}
-		return append(dst, '0')
-	}
-	return strconv.AppendFloat(dst, v.Float(), 'f', -1, 64)
 }

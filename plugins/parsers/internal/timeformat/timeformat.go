@@ -35,8 +35,18 @@ var layouts = map[string]string{
 	"stampmicro": time.StampMicro, "stampnano": time.StampNano,
 }
 
-// unitOf returns the nanoseconds per unit of a unix format, and whether format is one.
-func unitOf(format string) (int64, bool) {
+// Layout returns the Go layout that format names ("RFC3339", "ansic", ... in any case), or
+// format itself, a layout of its own.
+func Layout(format string) string {
+	if l, ok := layouts[strings.ToLower(format)]; ok {
+		return l
+	}
+	return format
+}
+
+// Unit returns the nanoseconds per unit of a unix format ("unix", "unix_ms", "unix_us",
+// "unix_ns"), and whether format is one.
+func Unit(format string) (int64, bool) {
 	switch format {
 	case "unix":
 		return int64(time.Second), true
@@ -53,11 +63,11 @@ func unitOf(format string) (int64, bool) {
 // Parse reads v, a float64 or a string (what a JSON document holds), in format; loc is the
 // zone of layouts without an offset and of timestamp_tz numbers (nil: UTC).
 func Parse(format string, v any, loc *time.Location) (time.Time, error) {
-	if unit, ok := unitOf(format); ok {
+	if unit, ok := Unit(format); ok {
 		return parseUnix(unit, v)
 	}
 	if rest, ok := strings.CutPrefix(format, "timestamp_tz"); ok {
-		if unit, ok := unitOf("unix" + rest); ok {
+		if unit, ok := Unit("unix" + rest); ok {
 			t, err := parseUnix(unit, v)
 			if err != nil {
 				return t, err
@@ -121,9 +131,7 @@ func parseLayout(format, s string, loc *time.Location) (time.Time, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	if l, ok := layouts[strings.ToLower(format)]; ok {
-		format = l
-	}
+	format = Layout(format)
 	if !strings.Contains(format, "MST") {
 		return time.ParseInLocation(format, s, loc)
 	}
