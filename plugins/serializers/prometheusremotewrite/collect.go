@@ -2,6 +2,7 @@ package prometheusremotewrite
 
 import (
 	"cmp"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -165,7 +166,7 @@ func (c *collector) commonLabels(m morse.Metric, k kind) {
 
 // add puts m's samples into their series. It returns how many samples m made and, when
 // none, why the last field made none.
-func (c *collector) add(m morse.Metric) (n int, why string) {
+func (c *collector) add(m morse.Metric) (n int, why problem) {
 	m = m.Expanded()
 	k := c.kindOf(m)
 	c.commonLabels(m, k)
@@ -173,7 +174,7 @@ func (c *collector) add(m morse.Metric) (n int, why string) {
 	for _, f := range m.Fields() {
 		name, ok := c.metricName(m.Name(), f.Key, k != untyped)
 		if !ok {
-			why = "failed to parse metric name " + strconv.Quote(prometheus.MetricName(m.Name(), f.Key, k != untyped))
+			why = problem{"failed to parse metric name", f}
 			continue
 		}
 		var made int
@@ -185,7 +186,7 @@ func (c *collector) add(m morse.Metric) (n int, why string) {
 		default:
 			v, ok := prometheus.SampleValue(f.Value)
 			if !ok {
-				why = badValue(name, f.Value)
+				why = problem{badValue, f}
 				continue
 			}
 			c.put(name, sample{ts, v, real})
@@ -225,28 +226,36 @@ func (c *collector) metricName(measurement, field string, distribution bool) (st
 	return n, ok
 }
 
-func badValue(name string, v morse.Value) string {
-	return "bad sample value of " + strconv.Quote(name) + ": " + v.Type().String() + " " + strconv.Quote(v.String())
+// problem is why a field made no sample; the text is made only for a metric that made none.
+type problem struct {
+	what  string
+	field morse.Field
+}
+
+const badValue = "bad sample value"
+
+func (p problem) String() string {
+	return fmt.Sprintf("%s: field %q = %s %q", p.what, p.field.Key, p.field.Value.Type(), p.field.Value.String())
 }
 
 // addHistogram adds one field of a histogram, as Telegraf does: a bucket (with the sum,
 // count and +Inf bucket at 0 when the batch has none yet), the sum, or the count (with the
 // +Inf bucket when there is none, or it is 0). A bucket that cannot be read adds no zeros,
 // where Telegraf's adds them before it reads the bucket.
-func (c *collector) addHistogram(m morse.Metric, f morse.Field, name string, ts int64) (int, string) {
+func (c *collector) addHistogram(m morse.Metric, f morse.Field, name string, ts int64) (int, problem) {
 	switch {
 	case strings.HasSuffix(f.Key, "_bucket"):
 		le, ok := m.Tag("le")
 		if !ok {
-			return 0, "can't find le label of " + strconv.Quote(name)
+			return 0, problem{"can't find le label", f}
 		}
 		bound, err := strconv.ParseFloat(le, 64)
 		if err != nil {
-			return 0, "can't parse le " + strconv.Quote(le) + " of " + strconv.Quote(name)
+			return 0, problem{"can't parse le " + strconv.Quote(le), f}
 		}
 		n, ok := prometheus.SampleCount(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.putIfAbsent(name+"_sum", ts)
 		c.putIfAbsent(name+"_count", ts)
@@ -255,53 +264,53 @@ func (c *collector) addHistogram(m morse.Metric, f morse.Field, name string, ts 
 	case strings.HasSuffix(f.Key, "_sum"):
 		v, ok := prometheus.SampleSum(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.put(name+"_sum", sample{ts, v, real})
 	case strings.HasSuffix(f.Key, "_count"):
 		n, ok := prometheus.SampleCount(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.put(name+"_bucket", sample{ts, float64(n), fromCount}, label{"le", "+Inf"})
 		c.put(name+"_count", sample{ts, float64(n), real})
 	default:
-		return 0, "series " + strconv.Quote(f.Key) + " of histogram " + strconv.Quote(name) + " has no _count, _sum or _bucket suffix"
+		return 0, problem{"a histogram's field has no _count, _sum or _bucket suffix", f}
 	}
-	return 1, ""
+	return 1, problem{}
 }
 
 // addSummary adds one field of a summary: the sum, the count, or a quantile.
-func (c *collector) addSummary(m morse.Metric, f morse.Field, name string, ts int64) (int, string) {
+func (c *collector) addSummary(m morse.Metric, f morse.Field, name string, ts int64) (int, problem) {
 	switch {
 	case strings.HasSuffix(f.Key, "_sum"):
 		v, ok := prometheus.SampleSum(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.put(name+"_sum", sample{ts, v, real})
 	case strings.HasSuffix(f.Key, "_count"):
 		n, ok := prometheus.SampleCount(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.put(name+"_count", sample{ts, float64(n), real})
 	default:
 		q, ok := m.Tag("quantile")
 		if !ok {
-			return 0, "can't find quantile label of " + strconv.Quote(name)
+			return 0, problem{"can't find quantile label", f}
 		}
 		at, err := strconv.ParseFloat(q, 64)
 		if err != nil {
-			return 0, "can't parse quantile " + strconv.Quote(q) + " of " + strconv.Quote(name)
+			return 0, problem{"can't parse quantile " + strconv.Quote(q), f}
 		}
 		v, ok := prometheus.SampleValue(f.Value)
 		if !ok {
-			return 0, badValue(name, f.Value)
+			return 0, problem{badValue, f}
 		}
 		c.put(name, sample{ts, v, real}, label{"quantile", formatFloat(at)})
 	}
-	return 1, ""
+	return 1, problem{}
 }
 
 // formatFloat writes a bound as Telegraf's fmt.Sprint does: shortest form, +Inf, -Inf.

@@ -89,7 +89,7 @@ func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, erro
 	for i := range batch {
 		if n, why := c.add(batch[i]); n == 0 {
 			failed = failed.With(i, morse.Permanent(morse.ReasonSerialize,
-				fmt.Errorf("prometheusremotewrite: measurement %q: %w: %s", batch[i].Name(), ErrNoSamples, why)))
+				fmt.Errorf("prometheusremotewrite: measurement %q: %w: %v", batch[i].Name(), ErrNoSamples, why)))
 		}
 	}
 	if len(c.series) == 0 {
