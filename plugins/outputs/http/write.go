@@ -62,11 +62,12 @@ func (o *HTTP) writeEach(ctx context.Context, s *writeScratch, batch []morse.Met
 	return t.Err(len(batch))
 }
 
-// writePiece serializes metrics as one body and sends it; a 413 makes it send the halves
+// writePiece serializes metrics as one body (in the batch form with use_batch_format, else
+// each metric's Serialize form) and sends it; a 413 makes it send the halves
 // instead, until each is stored or is one metric.
 func (o *HTTP) writePiece(ctx context.Context, s *writeScratch, metrics []morse.Metric) error {
 	var serErr error
-	s.plain, serErr = serializers.Append(o.ser, s.plain[:0], metrics, true)
+	s.plain, serErr = serializers.Append(o.ser, s.plain[:0], metrics, o.UseBatchFormat)
 	if len(s.plain) == 0 {
 		if serErr == nil {
 			return nil // nothing to send: a format that writes nothing for these metrics
