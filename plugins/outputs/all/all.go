@@ -4,6 +4,7 @@ package all
 import (
 	_ "github.com/morse-agent/morse/plugins/outputs/file"              // registers outputs.file
 	_ "github.com/morse-agent/morse/plugins/outputs/health"            // registers outputs.health
+	_ "github.com/morse-agent/morse/plugins/outputs/http"              // registers outputs.http
 	_ "github.com/morse-agent/morse/plugins/outputs/influxdb"          // registers outputs.influxdb
 	_ "github.com/morse-agent/morse/plugins/outputs/influxdb_v2"       // registers outputs.influxdb_v2
 	_ "github.com/morse-agent/morse/plugins/outputs/iotdb"             // registers outputs.iotdb

@@ -25,6 +25,7 @@ import (
 	"github.com/morse-agent/morse/plugins/serializers/json"
 	"github.com/morse-agent/morse/plugins/serializers/msgpack"
 	"github.com/morse-agent/morse/plugins/serializers/prometheus"
+	"github.com/morse-agent/morse/plugins/serializers/prometheusremotewrite"
 	"github.com/morse-agent/morse/plugins/serializers/splunkmetric"
 )
 
@@ -99,6 +100,16 @@ var formats = map[string]format{
 		validate: func(c *Config) error { return c.Prometheus.Validate() },
 		build:    func(c *Config) (serializers.Serializer, error) { return prometheus.New(c.Prometheus) },
 	},
+	// prometheusremotewrite shares prometheus_sort_metrics and prometheus_string_as_label
+	// with prometheus, as in Telegraf; the prometheus serializer's other keys are not its.
+	"prometheusremotewrite": {
+		options:  func(c *Config) any { return &c.Prometheus },
+		validate: func(c *Config) error { return validateRemoteWrite(c.Prometheus) },
+		build: func(c *Config) (serializers.Serializer, error) {
+			return prometheusremotewrite.New(prometheusremotewrite.Options{
+				SortMetrics: c.Prometheus.SortMetrics, StringAsLabel: c.Prometheus.StringAsLabel}), nil
+		},
+	},
 	"carbon2": {
 		options:  func(c *Config) any { return &c.Carbon2 },
 		validate: func(c *Config) error { return c.Carbon2.Validate() },
@@ -151,13 +162,31 @@ func (c *Config) Validate() error {
 	} else if f.validate != nil {
 		errs = append(errs, f.validate(c))
 	}
+	// Formats may share their options (prometheus and prometheusremotewrite): those of the
+	// chosen format are checked by it, and others' are reported once, under the first name.
+	seen := map[any]bool{}
+	if ok && f.options != nil {
+		seen[f.options(c)] = true
+	}
 	for _, other := range Formats() {
-		if other == name || formats[other].options == nil {
+		if other == name || formats[other].options == nil || seen[formats[other].options(c)] {
 			continue
 		}
+		seen[formats[other].options(c)] = true
 		for _, key := range setKeys(formats[other].options(c)) {
 			errs = append(errs, morse.Errorf(key, "is an option of data_format %q, but data_format is %q", other, name))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateRemoteWrite refuses the prometheus serializer's keys that prometheusremotewrite
+// does not read.
+func validateRemoteWrite(o Prometheus) error {
+	o.SortMetrics, o.StringAsLabel = false, false
+	var errs []error
+	for _, key := range setKeys(&o) {
+		errs = append(errs, morse.Errorf(key, "is an option of data_format \"prometheus\", not of \"prometheusremotewrite\" (which reads only prometheus_sort_metrics and prometheus_string_as_label)"))
 	}
 	return errors.Join(errs...)
 }
