@@ -23,6 +23,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
 	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
+	_ "github.com/morse-agent/morse/plugins/inputs/syslog"            // registers inputs.syslog
 	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system
 	_ "github.com/morse-agent/morse/plugins/inputs/tail"              // registers inputs.tail
 )
