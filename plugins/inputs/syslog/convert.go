@@ -79,7 +79,13 @@ func (d *decoder) metric(msg gosyslog.Message) morse.Metric {
 	switch m := msg.(type) {
 	case *rfc5424.SyslogMessage:
 		base = &m.Base
-		fields = make([]morse.Field, 0, 8)
+		n := 8
+		if m.StructuredData != nil {
+			for _, params := range *m.StructuredData {
+				n += max(1, len(params))
+			}
+		}
+		fields = make([]morse.Field, 0, n)
 	case *rfc3164.SyslogMessage:
 		base = &m.Base
 		fields = make([]morse.Field, 0, 6)
