@@ -57,6 +57,7 @@ test-deps:
 	bash scripts/ensure-prometheus.sh >/dev/null
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-syslog-senders.sh
+	bash scripts/ensure-dnsmasq.sh
 
 ## test: vet, then every test under the race detector, real servers included, then the Debian
 ## package under a real systemd (test-systemd).
