@@ -72,8 +72,7 @@ type DNSQuery struct {
 	allIPs   bool
 	log      *slog.Logger
 	stats    *selfstat.PluginStats
-	counters map[uint64]*selfstat.Counter // by result code
-	once     sync.Once
+	counters map[uint64]*selfstat.Counter // by result code; nil until the first gather
 }
 
 // The engine finds these optional interfaces by type assertion; a typo would go unnoticed.
@@ -152,29 +151,36 @@ func (d *DNSQuery) Init() error {
 	return nil
 }
 
-// setup makes the counters, once: internal_dns_query's queries_success, queries_timeout
-// and queries_error.
-func (d *DNSQuery) setup() {
-	d.once.Do(func() {
-		if d.qtype == 0 {
-			_ = d.Init() // built in code without the agent; Validate's errors show in each query
+// setup makes the counters on the first gather: internal_dns_query's queries_success,
+// queries_timeout and queries_error. A plugin built in code without the agent is
+// initialised here. The agent never runs two gathers of one input at once.
+func (d *DNSQuery) setup() error {
+	if d.counters != nil {
+		return nil
+	}
+	if d.qtype == 0 {
+		if err := d.Init(); err != nil {
+			return err
 		}
-		if d.stats == nil {
-			d.stats = selfstat.NewPluginStats(nil, "internal_dns_query", nil)
-		}
-		d.counters = map[uint64]*selfstat.Counter{
-			resultSuccess: d.stats.Counter("queries_success"),
-			resultTimeout: d.stats.Counter("queries_timeout"),
-			resultError:   d.stats.Counter("queries_error"),
-		}
-	})
+	}
+	if d.stats == nil {
+		d.stats = selfstat.NewPluginStats(nil, "internal_dns_query", nil)
+	}
+	d.counters = map[uint64]*selfstat.Counter{
+		resultSuccess: d.stats.Counter("queries_success"),
+		resultTimeout: d.stats.Counter("queries_timeout"),
+		resultError:   d.stats.Counter("queries_error"),
+	}
+	return nil
 }
 
 // Gather asks every server for every domain at once and adds one metric per pair. A
 // timeout and an NXDOMAIN are results, not errors, as in Telegraf; any other failure is
 // also reported as an error.
 func (d *DNSQuery) Gather(ctx context.Context, acc morse.Accumulator) error {
-	d.setup()
+	if err := d.setup(); err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	for _, domain := range d.Domains {
 		for _, server := range d.Servers {

@@ -155,12 +155,15 @@ func (s *Syslog) SetLogger(l *slog.Logger) { s.log = l }
 // SetStats gives the plugin its self-metric counters.
 func (s *Syslog) SetStats(st *selfstat.PluginStats) { s.stats = st }
 
-// address reads server, adding the default port to an IP address without one.
+// address reads server, with the default port for an IP address without one.
 func (s *Syslog) address() (sockaddr.Address, error) {
 	network, rest, ok := strings.Cut(s.Server, "://")
 	if ok && !strings.HasPrefix(network, "unix") && rest != "" {
-		if _, _, err := net.SplitHostPort(rest); err != nil {
-			s.Server = network + "://" + net.JoinHostPort(strings.Trim(rest, "[]"), defaultPort)
+		// Telegraf adds 6514 to "tcp://host" and "udp://:" alike.
+		if host, port, err := net.SplitHostPort(rest); err != nil {
+			return sockaddr.Parse(network + "://" + net.JoinHostPort(strings.Trim(rest, "[]"), defaultPort))
+		} else if port == "" {
+			return sockaddr.Parse(network + "://" + net.JoinHostPort(host, defaultPort))
 		}
 	}
 	return sockaddr.Parse(s.Server)
