@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	gosyslog "github.com/leodido/go-syslog/v4"
+	"github.com/leodido/go-syslog/v4/common"
 	"github.com/leodido/go-syslog/v4/rfc3164"
 	"github.com/leodido/go-syslog/v4/rfc5424"
 
@@ -56,7 +57,14 @@ var errUnparsable = fmt.Errorf("unable to parse message")
 func (d *decoder) decode(msg []byte) (morse.Metric, bool, error) {
 	d.s.c.messages.Incr()
 	parsed, err := d.m.Parse(msg)
-	if parsed == nil || parsed.FacilityLevel() == nil || parsed.SeverityShortLevel() == nil {
+	var base *gosyslog.Base
+	switch m := parsed.(type) {
+	case *rfc5424.SyslogMessage:
+		base = &m.Base
+	case *rfc3164.SyslogMessage:
+		base = &m.Base
+	}
+	if base == nil || base.Facility == nil || base.Severity == nil {
 		d.s.c.malformed.Incr()
 		if err == nil {
 			err = errUnparsable
@@ -66,41 +74,43 @@ func (d *decoder) decode(msg []byte) (morse.Metric, bool, error) {
 	if err != nil {
 		d.s.c.partial.Incr()
 	}
-	return d.metric(parsed), true, err
+	return d.metric(parsed, base), true, err
 }
+
+// facilityLevel and severityLevel are the facility and severity tags, as go-syslog's
+// FacilityLevel and SeverityShortLevel give them, without the string each of those
+// allocates.
+func facilityLevel(f uint8) string {
+	if k, ok := common.FacilityKeywords[f]; ok {
+		return k
+	}
+	return common.Facility[f]
+}
+
+func severityLevel(s uint8) string { return common.SeverityLevelsShort[s] }
 
 // metric builds Telegraf's "syslog" metric, its fields in key order as Telegraf's
 // serializer writes them. The time is when the message arrived, as in Telegraf; the
 // message's own time is the timestamp field.
-func (d *decoder) metric(msg gosyslog.Message) morse.Metric {
+func (d *decoder) metric(msg gosyslog.Message, base *gosyslog.Base) morse.Metric {
 	tags := make([]morse.Tag, 0, 5)
-	var fields []morse.Field
-	var base *gosyslog.Base
-	switch m := msg.(type) {
-	case *rfc5424.SyslogMessage:
-		base = &m.Base
-		n := 8
-		if m.StructuredData != nil {
-			for _, params := range *m.StructuredData {
-				n += max(1, len(params))
-			}
-		}
-		fields = make([]morse.Field, 0, n)
-	case *rfc3164.SyslogMessage:
-		base = &m.Base
-		fields = make([]morse.Field, 0, 6)
-	}
 	if base.Appname != nil {
 		tags = append(tags, morse.Tag{Key: "appname", Value: *base.Appname})
 	}
-	tags = append(tags, morse.Tag{Key: "facility", Value: *msg.FacilityLevel()})
+	tags = append(tags, morse.Tag{Key: "facility", Value: facilityLevel(*base.Facility)})
 	if base.Hostname != nil {
 		tags = append(tags, morse.Tag{Key: "hostname", Value: *base.Hostname})
 	}
-	tags = append(tags, morse.Tag{Key: "severity", Value: *msg.SeverityShortLevel()})
+	tags = append(tags, morse.Tag{Key: "severity", Value: severityLevel(*base.Severity)})
 	if d.source != "" {
 		tags = append(tags, morse.Tag{Key: "source", Value: d.source})
 	}
+	m5424, _ := msg.(*rfc5424.SyslogMessage)
+	var sd map[string]map[string]string
+	if m5424 != nil && m5424.StructuredData != nil {
+		sd = *m5424.StructuredData
+	}
+	fields := make([]morse.Field, 0, 7+sdCount(sd))
 	fields = append(fields, morse.Field{Key: "facility_code", Value: morse.Int(int64(*base.Facility))})
 	if base.Message != nil {
 		text := strings.TrimRightFunc(*base.Message, unicode.IsSpace)
@@ -116,36 +126,57 @@ func (d *decoder) metric(msg gosyslog.Message) morse.Metric {
 	if base.Timestamp != nil {
 		fields = append(fields, morse.Field{Key: "timestamp", Value: morse.Int(base.Timestamp.UnixNano())})
 	}
-	if m, ok := msg.(*rfc5424.SyslogMessage); ok {
-		fields = append(fields, morse.Field{Key: "version", Value: morse.Uint(uint64(m.Version))})
-		if m.StructuredData != nil && len(*m.StructuredData) > 0 {
-			fields = d.structured(fields, *m.StructuredData)
-		}
+	if m5424 != nil {
+		fields = append(fields, morse.Field{Key: "version", Value: morse.Uint(uint64(m5424.Version))})
+	}
+	if len(sd) > 0 {
+		fields = d.structured(fields, sd)
 	}
 	return morse.NewMetric("syslog", tags, fields, d.s.now())
 }
 
+// sdCount is the number of fields the structured data makes.
+func sdCount(sd map[string]map[string]string) int {
+	n := 0
+	for _, params := range sd {
+		n += max(1, len(params))
+	}
+	return n
+}
+
 // structured adds the structured data as Telegraf does: an SD-ID without parameters is a
 // true boolean field of its name, each parameter a string field named ID, separator, name.
-func (d *decoder) structured(fields []morse.Field, sd map[string]map[string]string) []morse.Field {
+// fixed holds the message's own fields, in key order; the structured fields are sorted
+// apart, fewer than the whole, and merged in.
+func (d *decoder) structured(fixed []morse.Field, sd map[string]map[string]string) []morse.Field {
+	nfixed := len(fixed)
+	all := fixed
 	for id, params := range sd {
 		if len(params) == 0 {
-			fields = append(fields, morse.Field{Key: id, Value: morse.Bool(true)})
+			all = append(all, morse.Field{Key: id, Value: morse.Bool(true)})
 			continue
 		}
 		for k, v := range params {
-			fields = append(fields, morse.Field{Key: id + d.s.Separator + k, Value: morse.String(v)})
+			all = append(all, morse.Field{Key: id + d.s.Separator + k, Value: morse.String(v)})
 		}
 	}
-	slices.SortStableFunc(fields, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
-	// A parameter may share its name with a fixed field (e.g. "timestamp" with an empty
-	// separator); Telegraf's map keeps the parameter, written last, and so does this.
-	out := fields[:0]
-	for i, f := range fields {
-		if i+1 < len(fields) && fields[i+1].Key == f.Key {
-			continue
+	extra := all[nfixed:]
+	slices.SortFunc(extra, func(a, b morse.Field) int { return strings.Compare(a.Key, b.Key) })
+	out := make([]morse.Field, 0, len(all))
+	i, j := 0, 0
+	for i < nfixed || j < len(extra) {
+		switch {
+		case j == len(extra) || (i < nfixed && fixed[i].Key < extra[j].Key):
+			out = append(out, fixed[i])
+			i++
+		case i < nfixed && fixed[i].Key == extra[j].Key:
+			// A parameter may share its name with a fixed field ("timestamp" with an
+			// empty separator); Telegraf's map keeps the parameter, written last.
+			i++
+		default:
+			out = append(out, extra[j])
+			j++
 		}
-		out = append(out, f)
 	}
 	return out
 }

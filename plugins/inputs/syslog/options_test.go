@@ -80,3 +80,22 @@ func TestStopEndsOpenConnections(t *testing.T) {
 	require.Error(t, err)
 	require.Nil(t, st.p.Addr())
 }
+
+// TestStructuredDataFields: an SD-ID without parameters is a true field, parameters are
+// string fields joined by sdparam_separator, all in key order with the message's own
+// fields; a parameter whose joined name is one of those (severity, code) replaces it, as in Telegraf's map.
+func TestStructuredDataFields(t *testing.T) {
+	st := start(t, `server = "udp://127.0.0.1:0"`)
+	st.send(t, `<13>1 - - - - ID9 [severity code="x"][zz][a b="c"] hi`)
+	ms := st.acc.Metrics()
+	require.Len(t, ms, 2) // and the sentinel
+	var keys []string
+	for _, f := range ms[0].Fields() {
+		keys = append(keys, f.Key)
+	}
+	require.Equal(t, []string{"a_b", "facility_code", "message", "msgid", "severity_code", "version", "zz"}, keys)
+	v, _ := ms[0].Field("severity_code")
+	require.Equal(t, "x", v.Str())
+	v, _ = ms[0].Field("zz")
+	require.True(t, v.Bool())
+}
