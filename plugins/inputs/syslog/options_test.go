@@ -99,3 +99,31 @@ func TestStructuredDataFields(t *testing.T) {
 	v, _ = ms[0].Field("zz")
 	require.True(t, v.Bool())
 }
+
+// TestReadTimeoutAndMaxConnections: a connection silent for read_timeout is closed; at
+// max_connections a new sender takes the slot of one that has sent nothing.
+func TestReadTimeoutAndMaxConnections(t *testing.T) {
+	t.Run("read_timeout", func(t *testing.T) {
+		st := start(t, `server = "tcp://127.0.0.1:0"
+read_timeout = "50ms"`)
+		c := st.dial(t)
+		defer c.Close()
+		require.Eventually(t, func() bool { return st.count("connections_closed") == 1 }, 10*time.Second, time.Millisecond)
+		require.Zero(t, st.count("read_errors"), "an idle connection closed is not an error")
+	})
+	t.Run("max_connections", func(t *testing.T) {
+		st := start(t, `server = "tcp://127.0.0.1:0"
+max_connections = 1`)
+		idle := st.dial(t)
+		defer idle.Close()
+		require.Eventually(t, func() bool { return st.count("connections_opened") == 1 }, 10*time.Second, time.Millisecond)
+		c := st.dial(t)
+		defer c.Close()
+		_, err := c.Write([]byte("16 <1>1 - - - - - -"))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, st.acc.Wait(ctx, 1))
+		require.Equal(t, int64(1), st.count("connections_evicted"))
+	})
+}
