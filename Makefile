@@ -61,6 +61,8 @@ test-deps:
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
 	sh scripts/ensure-ping.sh
+	bash scripts/ensure-syslog-senders.sh
+	bash scripts/ensure-dnsmasq.sh
 
 ## test: vet, then every test under the race detector, real servers included, then the Debian
 ## package under a real systemd (test-systemd).

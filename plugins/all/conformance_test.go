@@ -21,7 +21,7 @@ import (
 
 // freePort rewrites a sample's listening addresses to port 0, so that the suite binds only
 // ports the system chooses and never a fixed one.
-var listenAddr = regexp.MustCompile(`((?:service_address|listen)\s*=\s*"[^"]*:)\d+"`)
+var listenAddr = regexp.MustCompile(`((?:service_address|listen|server)\s*=\s*"[^"]*:)\d+"`)
 
 func freePort(sample string) string { return listenAddr.ReplaceAllString(sample, `${1}0"`) }
 

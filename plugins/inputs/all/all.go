@@ -7,6 +7,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/cpu"               // registers inputs.cpu
 	_ "github.com/morse-agent/morse/plugins/inputs/disk"              // registers inputs.disk
 	_ "github.com/morse-agent/morse/plugins/inputs/diskio"            // registers inputs.diskio
+	_ "github.com/morse-agent/morse/plugins/inputs/dns_query"         // registers inputs.dns_query
 	_ "github.com/morse-agent/morse/plugins/inputs/exec"              // registers inputs.exec
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
 	_ "github.com/morse-agent/morse/plugins/inputs/http"              // registers inputs.http
@@ -29,6 +30,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/statsd"            // registers inputs.statsd
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
+	_ "github.com/morse-agent/morse/plugins/inputs/syslog"            // registers inputs.syslog
 	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system
 	_ "github.com/morse-agent/morse/plugins/inputs/tail"              // registers inputs.tail
 )

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/plugins/parsers"
 )
 
@@ -147,7 +148,7 @@ func (s *SocketListener) listenPacket(acc morse.Accumulator) (*packetServer, err
 func (srv *packetServer) bind() error {
 	s := srv.sl
 	if s.addr.Network == "unixgram" {
-		if err := removeStaleSocket("unixgram", s.addr.Addr); err != nil {
+		if err := sockaddr.RemoveStale("unixgram", s.addr.Addr); err != nil {
 			return err
 		}
 		c, err := net.ListenPacket("unixgram", s.addr.Addr)

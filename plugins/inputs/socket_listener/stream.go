@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/internal/listener"
+	"github.com/morse-agent/morse/internal/sockaddr"
 	"github.com/morse-agent/morse/plugins/parsers/influx"
 	"github.com/morse-agent/morse/selfstat"
 )
@@ -36,7 +36,7 @@ type streamServer struct {
 func (s *SocketListener) listenStream(acc morse.Accumulator) (*streamServer, error) {
 	lc := net.ListenConfig{KeepAlive: s.keepAlive()}
 	if s.addr.Network == "unix" {
-		if err := removeStaleSocket(s.addr.Network, s.addr.Addr); err != nil {
+		if err := sockaddr.RemoveStale(s.addr.Network, s.addr.Addr); err != nil {
 			return nil, err
 		}
 	}
@@ -92,27 +92,6 @@ func (s *SocketListener) chmod() error {
 		return fmt.Errorf("socket_mode: %w", err)
 	}
 	return nil
-}
-
-// removeStaleSocket removes a socket file that a previous run left behind, so that a restart
-// after a crash can bind again. It refuses to remove anything that is not a socket, or a
-// socket that another process still serves.
-func removeStaleSocket(network, path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if fi.Mode()&fs.ModeSocket == 0 {
-		return fmt.Errorf("%s exists and is not a socket; refusing to replace it", path)
-	}
-	if c, err := net.DialTimeout(network, path, time.Second); err == nil {
-		_ = c.Close()
-		return fmt.Errorf("%s is in use by another process", path)
-	}
-	return os.Remove(path)
 }
 
 func (srv *streamServer) addr() net.Addr { return srv.raw.Addr() }
