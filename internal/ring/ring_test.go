@@ -223,3 +223,53 @@ func seqInts(from, to int) []int {
 	}
 	return out
 }
+
+// TestShrinksAfterABurst: arrays a burst grew are halved once the ring has held at most a
+// quarter of them for shrinkAfter pops, down to initialSlots and never below what it holds;
+// a ring whose backlog swings with every pop keeps its arrays.
+func TestShrinksAfterABurst(t *testing.T) {
+	r := newRing(16 * initialSlots)
+	pushAll(r, seqInts(0, 8*initialSlots)) // the burst: 2048 slots
+	require.Equal(t, 8*initialSlots, r.Allocated())
+	require.Equal(t, seqInts(0, 8*initialSlots), drain(t, r))
+
+	// A steady small backlog: a batch in, a batch out.
+	next := 0
+	cycle := func() {
+		pushAll(r, seqInts(next, next+10))
+		require.Equal(t, seqInts(next, next+10), popFront(t, r, 10))
+		next += 10
+	}
+	for range shrinkAfter - 2 {
+		cycle()
+	}
+	require.Equal(t, 8*initialSlots, r.Allocated(), "not before shrinkAfter pops")
+	for range shrinkAfter + 2 {
+		cycle()
+	}
+	require.Equal(t, 4*initialSlots, r.Allocated(), "the window that saw the burst keeps them; the next quiet one halves them")
+	for range 2 * shrinkAfter {
+		cycle()
+	}
+	require.Equal(t, initialSlots, r.Allocated(), "halved window after quiet window, down to the first size")
+
+	// A backlog that fills half the arrays at every cycle keeps them.
+	big := newRing(16 * initialSlots)
+	for range 4 * shrinkAfter {
+		pushAll(big, seqInts(0, initialSlots+1))
+		require.Len(t, drain(t, big), initialSlots+1)
+	}
+	require.Equal(t, 2*initialSlots, big.Allocated())
+
+	// Elements held across a shrink keep their order.
+	r2 := newRing(16 * initialSlots)
+	pushAll(r2, seqInts(0, 4*initialSlots))
+	popFront(t, r2, 4*initialSlots-5)
+	const n = 2*shrinkAfter + 2
+	for i := range n {
+		push(r2, 10_000+i)
+		popFront(t, r2, 1)
+	}
+	require.Less(t, r2.Allocated(), 4*initialSlots)
+	require.Equal(t, seqInts(10_000+n-5, 10_000+n), drain(t, r2))
+}
