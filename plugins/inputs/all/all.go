@@ -20,6 +20,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
+	_ "github.com/morse-agent/morse/plugins/inputs/nginx"             // registers inputs.nginx
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
