@@ -11,6 +11,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
 	_ "github.com/morse-agent/morse/plugins/inputs/http"              // registers inputs.http
 	_ "github.com/morse-agent/morse/plugins/inputs/http_response"     // registers inputs.http_response
+	_ "github.com/morse-agent/morse/plugins/inputs/influxdb"          // registers inputs.influxdb
 	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
 	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
