@@ -60,6 +60,7 @@ test-deps:
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
+	bash scripts/ensure-pymodbus.sh
 	sh scripts/ensure-ping.sh
 	bash scripts/ensure-syslog-senders.sh
 	bash scripts/ensure-dnsmasq.sh

@@ -70,6 +70,7 @@ var Deprecations = []Deprecation{
 	{Kind: KindInputs, Plugin: "docker", Option: "perdevice", Replacement: "perdevice_include", Merge: MergeAdd, Adds: []string{"network", "blkio"}, Since: "1.18.0", Removed: "1.35.0"},
 	{Kind: KindInputs, Plugin: "statsd", Option: "parse_data_dog_tags", Replacement: "datadog_extensions", Merge: MergeOr, Since: "1.10.0", Removed: "1.35.0"},
 	{Kind: KindInputs, Plugin: "statsd", Option: "udp_packet_size", Merge: MergeDrop, Since: "0.12.1", Removed: "1.35.0"},
+	{Kind: KindInputs, Plugin: "modbus", Option: "debug_connection", Merge: MergeDrop, Since: "1.35.0"},
 	{Kind: KindInputs, Plugin: "procstat", Option: "pid_tag", Replacement: "tag_with", Merge: MergePlugin, Since: "1.29.0"},
 	{Kind: KindInputs, Plugin: "procstat", Option: "cmdline_tag", Replacement: "tag_with", Merge: MergePlugin, Since: "1.29.0"},
 	{Kind: KindInputs, Plugin: "procstat", Option: "supervisor_unit", Replacement: "supervisor_units", Merge: MergePlugin, Since: "1.29.0"},

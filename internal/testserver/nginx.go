@@ -28,7 +28,8 @@ import (
 // with the test CA's server certificate, and client certificates checked on /mtls), static
 // files, fixed answers, auth checks, an OAuth2 token endpoint with a fixed answer, and
 // /slow, which nginx proxies to a port that accepts connections and never answers, for
-// timeouts. Its access log records each request's method, URI, Authorization header, one
+// timeouts, and /server_status, nginx's stub_status page. A third server listens on a unix
+// socket (Socket) with the same locations. Its access log records each request's method, URI, Authorization header, one
 // test header and body (AccessLog).
 
 // NginxVersion is the version the harness runs.
@@ -68,6 +69,9 @@ type Nginx struct {
 // URL is http://Addr+path; HTTPSURL is https://TLSAddr+path.
 func (n *Nginx) URL(path string) string      { return "http://" + n.Addr + path }
 func (n *Nginx) HTTPSURL(path string) string { return "https://" + n.TLSAddr + path }
+
+// Socket is the path of the unix socket the third server listens on.
+func (n *Nginx) Socket() string { return filepath.Join(n.dir, "nginx.sock") }
 
 // BlackholeAddr is 127.0.0.1:PORT of a listener that accepts connections (the kernel
 // completes them) and never reads or answers.
@@ -243,6 +247,7 @@ const nginxLocations = `
     location / { }
     location = /status/404 { return 404 "not here\n"; }
     location = /status/500 { return 500 "broken\n"; }
+    location = /server_status { stub_status; }
     location = /redirect { return 302 /index.html; }
     location = /slow { proxy_pass http://HOLE; proxy_read_timeout 60s; }
     location = /post { proxy_pass http://ADDR/posted; }
@@ -286,6 +291,9 @@ http {
   scgi_temp_path DIR/tmp/scgi;
   server {
     listen ADDR;
+LOCATIONS  }
+  server {
+    listen unix:DIR/nginx.sock;
 LOCATIONS  }
   server {
     listen TLSADDR ssl;

@@ -1,6 +1,7 @@
 // Package httpclient holds Telegraf's common HTTP client options (its plugins/common/http:
 // timeout, the transport's options, the proxy, TLS, OAuth2 client credentials and cookie
-// authentication), for inputs that poll HTTP servers: a plugin embeds HTTPClientConfig, so that the
+// authentication) and its http+unix:// and https+unix:// URLs (unix.go), for inputs that poll HTTP
+// servers: a plugin embeds HTTPClientConfig, so that the
 // keys sit in the plugin's own table, as they do in Telegraf.
 //
 // It lives under plugins/common rather than internal/ because plugin structs embed it and so
@@ -129,6 +130,7 @@ func (c *HTTPClientConfig) Client(ctx context.Context) (*http.Client, error) {
 		addr, _ := localAddr(c.LocalAddress)
 		tr.DialContext = (&net.Dialer{LocalAddr: addr, Timeout: 30 * time.Second}).DialContext
 	}
+	registerUnix(tr)
 	timeout := time.Duration(c.Timeout)
 	if timeout == 0 {
 		timeout = 5 * time.Second

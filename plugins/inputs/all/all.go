@@ -12,15 +12,18 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
 	_ "github.com/morse-agent/morse/plugins/inputs/http"              // registers inputs.http
 	_ "github.com/morse-agent/morse/plugins/inputs/http_response"     // registers inputs.http_response
+	_ "github.com/morse-agent/morse/plugins/inputs/influxdb"          // registers inputs.influxdb
 	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
 	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
+	_ "github.com/morse-agent/morse/plugins/inputs/modbus"            // registers inputs.modbus
 	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
+	_ "github.com/morse-agent/morse/plugins/inputs/nginx"             // registers inputs.nginx
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
