@@ -4,6 +4,7 @@
 package all
 
 import (
+	_ "github.com/morse-agent/morse/plugins/inputs/conntrack"         // registers inputs.conntrack
 	_ "github.com/morse-agent/morse/plugins/inputs/cpu"               // registers inputs.cpu
 	_ "github.com/morse-agent/morse/plugins/inputs/disk"              // registers inputs.disk
 	_ "github.com/morse-agent/morse/plugins/inputs/diskio"            // registers inputs.diskio
@@ -13,8 +14,10 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/http_response"     // registers inputs.http_response
 	_ "github.com/morse-agent/morse/plugins/inputs/influxdb_listener" // registers inputs.influxdb_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/internal"          // registers inputs.internal
+	_ "github.com/morse-agent/morse/plugins/inputs/interrupts"        // registers inputs.interrupts
 	_ "github.com/morse-agent/morse/plugins/inputs/kafka_consumer"    // registers inputs.kafka_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
+	_ "github.com/morse-agent/morse/plugins/inputs/linux_sysctl_fs"   // registers inputs.linux_sysctl_fs
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
 	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
