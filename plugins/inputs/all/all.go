@@ -23,6 +23,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
+	_ "github.com/morse-agent/morse/plugins/inputs/nfsclient"         // registers inputs.nfsclient
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
@@ -34,4 +35,5 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
 	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system
 	_ "github.com/morse-agent/morse/plugins/inputs/tail"              // registers inputs.tail
+	_ "github.com/morse-agent/morse/plugins/inputs/temp"              // registers inputs.temp
 )
