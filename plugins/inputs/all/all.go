@@ -35,6 +35,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/statsd"            // registers inputs.statsd
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
 	_ "github.com/morse-agent/morse/plugins/inputs/system"            // registers inputs.system
+	_ "github.com/morse-agent/morse/plugins/inputs/systemd_units"     // registers inputs.systemd_units
 	_ "github.com/morse-agent/morse/plugins/inputs/tail"              // registers inputs.tail
 	_ "github.com/morse-agent/morse/plugins/inputs/temp"              // registers inputs.temp
 )
