@@ -114,7 +114,6 @@ func (s *SystemdUnits) Validate() error {
 	return errors.Join(errs...)
 }
 
-
 // SetLogger gives the plugin the engine's logger.
 func (s *SystemdUnits) SetLogger(l *slog.Logger) { s.log = l }
 
