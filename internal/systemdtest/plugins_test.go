@@ -17,6 +17,8 @@ import (
 const everyPlugin = `
 [[inputs.netstat]]
 [[inputs.nstat]]
+[[inputs.systemd_units]]
+  pattern = "dbus.service"
 [[inputs.procstat]]
   systemd_unit = "dbus.service"
 [[inputs.procstat]]
@@ -59,7 +61,7 @@ func TestEveryPluginUnderHardening(t *testing.T) {
 	want := []metricOf{
 		{name: "cpu"}, {name: "mem"}, {name: "disk"}, {name: "diskio"}, {name: "net"}, {name: "system"},
 		{name: "kernel"}, {name: "processes"}, {name: "swap"}, {name: "internal_gather"}, {name: "internal_write"},
-		{name: "netstat"}, {name: "nstat"},
+		{name: "netstat"}, {name: "nstat"}, {"systemd_units", "name", "dbus.service"},
 		{"procstat", "systemd_unit", "dbus.service"}, {"procstat", "pattern", "systemd-journald"},
 		{name: "exec_check"}, {name: "tail_check"}, {name: "file_check"}, {name: "socket_check"}, {name: "looped_mem"},
 	}
