@@ -185,6 +185,9 @@ func tableColumns(oid string) (name string, cols []Field, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("translating: %w", err)
 	}
+	if !tr.found {
+		return "", nil, fmt.Errorf("no MIB in the path defines table %s", oid)
+	}
 	prefix := tr.mib + "::"
 	index := map[string]bool{}
 	for _, ix := range tr.node.GetIndex() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/gosnmp/gosnmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
@@ -317,4 +318,32 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		require.ErrorContains(t, err, key)
 	}
 	require.NoError(t, New().Validate())
+}
+
+// TestBigTableStreams: the rows of the 1,000-row table reach the accumulator while the
+// walk goes on, the first after the first request, so the plugin never holds the table.
+func TestBigTableStreams(t *testing.T) {
+	s := build(t, fmt.Sprintf("[[table]]\n  name = \"if\"\n  [[table.field]]\n    oid = \"%[1]s.2\"\n    name = \"descr\"\n  [[table.field]]\n    oid = \"%[1]s.5\"\n    name = \"octets\"\n", testserver.SnmpdIfEntry))
+	acc := &countingAcc{Accumulator: &testutil.Accumulator{}}
+	ctx := testutil.Context(t)
+	gs, err := s.connection(ctx, 0)
+	require.NoError(t, err)
+	gs.OnSent = func(*gosnmp.GoSNMP) { acc.sent++ }
+	require.NoError(t, s.Gather(ctx, acc))
+	require.Equal(t, testserver.SnmpdRows, acc.NMetrics())
+	require.Equal(t, 1, acc.sentAtFirst, "the first rows are emitted after the first request")
+	require.Greater(t, acc.sent, 50, "1,000 rows take many requests of max_repetitions = 10")
+}
+
+// countingAcc notes how many requests were sent when the first metric arrived.
+type countingAcc struct {
+	*testutil.Accumulator
+	sent, sentAtFirst int
+}
+
+func (c *countingAcc) AddMetric(m morse.Metric) {
+	if c.NMetrics() == 0 {
+		c.sentAtFirst = c.sent
+	}
+	c.Accumulator.AddMetric(m)
 }
