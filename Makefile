@@ -45,7 +45,7 @@ test-systemd: test-deps
 ## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
 ## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
 ## supervisor for the procstat test, Debian's nginx (unpacked into the cache) and iputils-ping for
-## the network probes' tests, and systemd-analyze for the unit file's check.
+## the network probes' tests, Debian's snmpd, snmp and libsnmp-base for the SNMP inputs, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
@@ -61,6 +61,7 @@ test-deps:
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
 	bash scripts/ensure-pymodbus.sh
+	bash scripts/ensure-snmp.sh
 	sh scripts/ensure-ping.sh
 	bash scripts/ensure-syslog-senders.sh
 	bash scripts/ensure-dnsmasq.sh

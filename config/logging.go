@@ -108,7 +108,7 @@ func (a AgentConfig) Warnings() []string {
 			"(inputs.tail starts as initial_read_offset says with no saved offset, processors.dedup with an empty cache)")
 	}
 	if u.SnmpTranslator != "" {
-		w = append(w, "[agent] snmp_translator has no effect in morse: morse has no SNMP plugins")
+		w = append(w, "[agent] snmp_translator has no effect in morse: morse's SNMP plugins always translate with gosmi")
 	}
 	if u.ConfigURLRetryAttempts != 0 {
 		w = append(w, "[agent] config_url_retry_attempts has no effect in morse: configs are read from files only")

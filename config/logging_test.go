@@ -27,7 +27,7 @@ func TestWarnedAgentKeys(t *testing.T) {
 	}{
 		{`statefile = "/var/lib/telegraf/state.json"`, "[agent] statefile has no effect in morse: no morse plugin keeps state",
 			func(a *AgentConfig) { a.Statefile = "/var/lib/telegraf/state.json" }},
-		{`snmp_translator = "gosmi"`, "[agent] snmp_translator has no effect in morse: morse has no SNMP plugins",
+		{`snmp_translator = "gosmi"`, "[agent] snmp_translator has no effect in morse: morse's SNMP plugins always translate with gosmi",
 			func(a *AgentConfig) { a.SnmpTranslator = "gosmi" }},
 		{`config_url_retry_attempts = -1`, "[agent] config_url_retry_attempts has no effect in morse",
 			func(a *AgentConfig) { a.ConfigURLRetryAttempts = -1 }},

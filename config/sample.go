@@ -240,7 +240,7 @@ func writeLogSample(item func(comment, key string, value any), a AgentConfig) {
 	item("Deprecated, as in Telegraf: \"stderr\" ignores logfile. Leave it empty.", "logtarget", a.Target)
 	item("Accepted for Telegraf's configs; no effect: no morse plugin keeps state across restarts.",
 		"statefile", a.Statefile)
-	item("Accepted for Telegraf's configs; no effect: morse has no SNMP plugins.", "snmp_translator", a.SnmpTranslator)
+	item("Accepted for Telegraf's configs; no effect: morse's SNMP plugins always translate with gosmi.", "snmp_translator", a.SnmpTranslator)
 	item("Accepted for Telegraf's configs; no effect: configs are read from files only.",
 		"config_url_retry_attempts", a.ConfigURLRetryAttempts)
 }

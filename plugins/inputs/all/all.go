@@ -35,6 +35,8 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
 	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
 	_ "github.com/morse-agent/morse/plugins/inputs/sensors"           // registers inputs.sensors
+	_ "github.com/morse-agent/morse/plugins/inputs/snmp"              // registers inputs.snmp
+	_ "github.com/morse-agent/morse/plugins/inputs/snmp_trap"         // registers inputs.snmp_trap
 	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/statsd"            // registers inputs.statsd
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
