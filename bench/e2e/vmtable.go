@@ -14,7 +14,7 @@ func printVMReport(w io.Writer, rep *vmReport) {
 	if !rep.Pinned {
 		pin = "NOT pinned (no taskset)"
 	}
-	fmt.Fprintf(w, "morse %s against vmagent %s, remote write to VictoriaMetrics %s: %s, %d CPUs (%s), %s\n\n",
+	fmt.Fprintf(w, "%s against vmagent %s, remote write to VictoriaMetrics %s: %s, %d CPUs (%s), %s\n\n",
 		rep.Morse, rep.VMAgent, rep.VMAgent, rep.GoVersion, rep.CPUs, rep.CPUModel, pin)
 	tw := tabwriter.NewWriter(w, 2, 8, 1, ' ', 0)
 	fmt.Fprintln(tw, "| cell\t| morse µs/sample\t| vmagent µs/sample\t| ratio\t| target\t| morse samples/s\t| vmagent samples/s\t| morse µs/line\t| vmagent µs/line\t| morse RSS MiB\t| vmagent RSS MiB\t| load avg\t| other CPU %\t|")
