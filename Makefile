@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint golden bench bench-parsers bench-matrix bench-compare soak soak-churn fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint golden bench bench-parsers bench-matrix bench-vmagent bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -98,6 +98,7 @@ bench: test-deps build load-tool
 	bash scripts/bench-idle-rss.sh $(BIN)
 	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out docs/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
+	$(MAKE) --no-print-directory bench-vmagent
 	$(MAKE) --no-print-directory soak-churn
 
 ## bench-parsers: each data format's BenchmarkParse (plugins/parsers/*: ns and allocations
@@ -116,6 +117,23 @@ bench-parsers:
 MATRIX_ONLY ?=
 bench-matrix: build load-tool
 	./$(LOADBIN) matrix --morse $(BIN) --only '$(MATRIX_ONLY)' --out docs/bench/matrix-latest.json
+
+## bench-vmagent: issue 36's benchmarks against vmagent 1.79.5 (morse-bench vmagent, bench/e2e),
+## both agents in turn pinned to core 0, remote-writing to VictoriaMetrics 1.79.5 on core 1:
+## line protocol over HTTP (influxdb_listener, vmagent's /write) over 4 and 16 connections x
+## bodies of 100, 1000 and 5000 lines, VMAGENT_LINES each; then VMAGENT_TARGETS targets of a
+## node_exporter capture (about 1,000 series each) scraped every second. CPU per sample
+## VictoriaMetrics accepted (/proc/PID/stat), the worst cell of each against its target
+## (push <= 0.5x vmagent's, scrape <= 1x); docs/bench/vmagent-latest.json.
+VMAGENT_LINES   ?= 300000
+VMAGENT_TARGETS ?= 20
+VMAGENT_REPEAT  ?= 1
+VMAGENT_ONLY    ?=
+bench-vmagent: build load-tool
+	bash scripts/ensure-victoriametrics.sh
+	bash scripts/ensure-prometheus.sh >/dev/null
+	./$(LOADBIN) vmagent --morse $(BIN) --lines $(VMAGENT_LINES) --targets $(VMAGENT_TARGETS) \
+		--repeat $(VMAGENT_REPEAT) --only '$(VMAGENT_ONLY)' --out docs/bench/vmagent-latest.json
 
 ## soak-churn: the churn soak (morse-bench churn, bench/churn): the built agent, with an InfluxDB
 ## listener, processors.cardinality and the InfluxDB output to a discarding sink, fed a day's

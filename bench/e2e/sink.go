@@ -46,24 +46,34 @@ func (e *env) stopSinks() {
 // answering at rate lines a second (0: at once), and returns it with its address, which the
 // sink prints as the first line of its stdout.
 func startSink(loadBin, dir string, core int, rate float64) (*sinkRun, error) {
-	pr, pw := io.Pipe()
-	logPath := fmt.Sprintf("%s/sink-%.0f.log", dir, rate)
-	p, err := launch.Start("sink", logPath, pw, launch.Pinned(core, loadBin, "sink", "--addr", "127.0.0.1:0",
-		"--lifetime", "1h", "--distinct", "--lines-per-sec", strconv.FormatFloat(rate, 'f', -1, 64)))
+	p, addr, err := startPrinting("sink", fmt.Sprintf("%s/sink-%.0f.log", dir, rate), launch.Pinned(core, loadBin, "sink",
+		"--addr", "127.0.0.1:0", "--lifetime", "1h", "--distinct", "--lines-per-sec", strconv.FormatFloat(rate, 'f', -1, 64)))
 	if err != nil {
 		return nil, err
 	}
-	addrc := make(chan string, 1)
+	return &sinkRun{proc: p, addr: addr}, nil
+}
+
+// startPrinting starts a child of morse-bench that prints where it listens as the first
+// line of its stdout (the sink, the scrape targets), and returns it with that line.
+func startPrinting(name, logPath string, argv []string) (*launch.Process, string, error) {
+	pr, pw := io.Pipe()
+	p, err := launch.Start(name, logPath, pw, argv)
+	if err != nil {
+		return nil, "", err
+	}
+	linec := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
 		first := true
-		for sc.Scan() { // read to the end so that the sink never blocks on a full pipe
+		for sc.Scan() { // read to the end so that the child never blocks on a full pipe
 			if first {
-				addrc <- strings.TrimSpace(sc.Text())
+				linec <- strings.TrimSpace(sc.Text())
 				first = false
 			}
 		}
-		close(addrc)
+		close(linec)
 	}()
 	go func() {
 		<-p.Exited()
@@ -72,12 +82,12 @@ func startSink(loadBin, dir string, core int, rate float64) (*sinkRun, error) {
 	t := time.NewTimer(10 * time.Second)
 	defer t.Stop()
 	select {
-	case addr, ok := <-addrc:
-		if ok && addr != "" {
-			return &sinkRun{proc: p, addr: addr}, nil
+	case line, ok := <-linec:
+		if ok && line != "" {
+			return p, line, nil
 		}
 	case <-t.C:
 	}
 	_, _, _ = p.Stop(5 * time.Second)
-	return nil, fmt.Errorf("sink printed no address\n%s", launch.Tail(logPath, 10))
+	return nil, "", fmt.Errorf("%s printed no address\n%s", name, launch.Tail(logPath, 10))
 }

@@ -39,25 +39,9 @@ const (
 	NodeExporterVersion = "1.5.0"
 )
 
-// cachedBinary is the path of a binary that an ensure script put in the cache, or
-// $env when set.
+// cachedBinary is testutil.CachedBinary, the one lookup of the cache's binaries.
 func cachedBinary(env, dir, version, name, script string) (string, error) {
-	if p := os.Getenv(env); p != "" {
-		return p, nil
-	}
-	cache := os.Getenv("MORSE_CACHE")
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(base, "morse")
-	}
-	p := filepath.Join(cache, dir, version, name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%w: run %s (make test-deps) to install %s %s", err, script, name, version)
-	}
-	return p, nil
+	return testutil.CachedBinary(env, dir, version, name, script)
 }
 
 // child is a server process the harness started.

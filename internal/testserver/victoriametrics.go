@@ -50,22 +50,8 @@ const VictoriaMetricsVersion = "1.79.5"
 // $MORSE_VICTORIA_METRICS, or the one that scripts/ensure-victoriametrics.sh
 // put in the cache (${MORSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/morse}).
 func VictoriaMetricsBinary() (string, error) {
-	if p := os.Getenv("MORSE_VICTORIA_METRICS"); p != "" {
-		return p, nil
-	}
-	cache := os.Getenv("MORSE_CACHE")
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(base, "morse")
-	}
-	p := filepath.Join(cache, "victoria-metrics", VictoriaMetricsVersion, "victoria-metrics")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%w: run scripts/ensure-victoriametrics.sh (make test-deps) to install VictoriaMetrics %s", err, VictoriaMetricsVersion)
-	}
-	return p, nil
+	return testutil.CachedBinary("MORSE_VICTORIA_METRICS", "victoria-metrics", VictoriaMetricsVersion, "victoria-metrics",
+		"scripts/ensure-victoriametrics.sh")
 }
 
 // VictoriaMetricsOptions configures one server.

@@ -9,6 +9,9 @@
 //	                   load and the sink, each pinned to its own core (bench/e2e)
 //	morse-bench matrix issue 13's flow-control matrix (make bench-matrix, bench/e2e)
 //	morse-bench churn  the churn soak (make soak-churn, bench/churn)
+//	morse-bench vmagent issue 36's benchmarks against vmagent 1.79.5, remote write to
+//	                   VictoriaMetrics (make bench-vmagent, bench/e2e)
+//	morse-bench expose the scrape targets of morse-bench vmagent: one exposition on many ports
 //
 // It is for benchmarks and for sizing a deployment, never part of the agent; nothing it
 // starts talks to anything but a loopback address.
@@ -42,6 +45,9 @@ commands:
   e2e      the end-to-end benchmark: the agent between load and sink (make bench)
   matrix   the flow-control matrix (make bench-matrix)
   churn    the churn soak: the agent's RSS under a day of churning tags (make soak-churn)
+  vmagent  morse against vmagent, line protocol pushed and targets scraped, remote write
+           to VictoriaMetrics, CPU per sample (make bench-vmagent)
+  expose   serve one Prometheus exposition on many loopback ports (the scrape targets)
 `
 
 func main() {
@@ -66,6 +72,10 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return e2e.Main(ctx, cmd, rest, stdout, stderr)
 	case "churn":
 		return churn.Main(ctx, rest, stdout, stderr)
+	case "vmagent":
+		return e2e.VMAgentMain(ctx, rest, stdout, stderr)
+	case "expose":
+		return e2e.ExposeMain(ctx, rest, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,7 +1,9 @@
 package prometheusremotewrite
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -18,7 +20,10 @@ const (
 )
 
 // encode appends the WriteRequest of the collected series to dst. Each message's length is
-// computed before it is written, so the bytes go straight into dst.
+// computed before it is written, so the bytes go straight into dst, which grows once per
+// series; the tags are single bytes and most lengths one-byte varints, which the appends
+// below write without protowire's general calls (a third of the encoder's time, measured
+// in outputs.http against vmagent, docs/bench/vmagent-push.md).
 func (c *collector) encode(dst []byte) []byte {
 	for i := range c.series {
 		s := &c.series[i]
@@ -31,28 +36,40 @@ func (c *collector) encode(dst []byte) []byte {
 		for _, smp := range samples {
 			size += nested(sampleSize(smp))
 		}
-		dst = protowire.AppendTag(dst, writeRequestTimeseries, protowire.BytesType)
-		dst = protowire.AppendVarint(dst, uint64(size))
+		dst = slices.Grow(dst, nested(size))
+		dst = append(dst, bytesTag(writeRequestTimeseries))
+		dst = appendVarint(dst, uint64(size))
 		for _, l := range labels {
-			dst = protowire.AppendTag(dst, timeSeriesLabels, protowire.BytesType)
-			dst = protowire.AppendVarint(dst, uint64(labelSize(l)))
+			dst = append(dst, bytesTag(timeSeriesLabels))
+			dst = appendVarint(dst, uint64(labelSize(l)))
 			dst = appendString(dst, labelName, l.name)
 			dst = appendString(dst, labelValue, l.value)
 		}
 		for _, smp := range samples {
-			dst = protowire.AppendTag(dst, timeSeriesSamples, protowire.BytesType)
-			dst = protowire.AppendVarint(dst, uint64(sampleSize(smp)))
+			dst = append(dst, bytesTag(timeSeriesSamples))
+			dst = appendVarint(dst, uint64(sampleSize(smp)))
 			if smp.value != 0 { // NaN included: it is not 0
-				dst = protowire.AppendTag(dst, sampleValue, protowire.Fixed64Type)
-				dst = protowire.AppendFixed64(dst, math.Float64bits(smp.value))
+				dst = append(dst, byte(sampleValue)<<3|byte(protowire.Fixed64Type))
+				dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(smp.value))
 			}
 			if smp.ts != 0 {
-				dst = protowire.AppendTag(dst, sampleTimestamp, protowire.VarintType)
-				dst = protowire.AppendVarint(dst, uint64(smp.ts))
+				dst = append(dst, byte(sampleTimestamp)<<3|byte(protowire.VarintType))
+				dst = appendVarint(dst, uint64(smp.ts))
 			}
 		}
 	}
 	return dst
+}
+
+// bytesTag is the one-byte tag of a length-delimited field numbered below 16.
+func bytesTag(num protowire.Number) byte { return byte(num)<<3 | byte(protowire.BytesType) }
+
+// appendVarint is protowire.AppendVarint, inlined for the one-byte case.
+func appendVarint(dst []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(dst, byte(v))
+	}
+	return protowire.AppendVarint(dst, v)
 }
 
 // nested is the size of a message of size n as a field of another: tag, length, message.
@@ -88,6 +105,7 @@ func appendString(dst []byte, num protowire.Number, s string) []byte {
 	if s == "" {
 		return dst
 	}
-	dst = protowire.AppendTag(dst, num, protowire.BytesType)
-	return protowire.AppendString(dst, s)
+	dst = append(dst, bytesTag(num))
+	dst = appendVarint(dst, uint64(len(s)))
+	return append(dst, s...)
 }
