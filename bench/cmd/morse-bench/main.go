@@ -9,6 +9,8 @@
 //	                   load and the sink, each pinned to its own core (bench/e2e)
 //	morse-bench matrix issue 13's flow-control matrix (make bench-matrix, bench/e2e)
 //	morse-bench churn  the churn soak (make soak-churn, bench/churn)
+//	morse-bench flood  the StatsD flood: the agent's inputs.statsd flooded over UDP and TCP,
+//	                   capture and lines per CPU second (make bench-statsd, bench/flood)
 //
 // It is for benchmarks and for sizing a deployment, never part of the agent; nothing it
 // starts talks to anything but a loopback address.
@@ -24,6 +26,7 @@ import (
 
 	"github.com/morse-agent/morse/bench/churn"
 	"github.com/morse-agent/morse/bench/e2e"
+	"github.com/morse-agent/morse/bench/flood"
 )
 
 // Exit statuses: 2 for a command line that cannot run, 1 when lines failed to send or fewer
@@ -42,6 +45,7 @@ commands:
   e2e      the end-to-end benchmark: the agent between load and sink (make bench)
   matrix   the flow-control matrix (make bench-matrix)
   churn    the churn soak: the agent's RSS under a day of churning tags (make soak-churn)
+  flood    the StatsD flood: inputs.statsd's capture and lines per CPU second (make bench-statsd)
 `
 
 func main() {
@@ -66,6 +70,8 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return e2e.Main(ctx, cmd, rest, stdout, stderr)
 	case "churn":
 		return churn.Main(ctx, rest, stdout, stderr)
+	case "flood":
+		return flood.Main(ctx, rest, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
