@@ -119,9 +119,10 @@ bench-matrix: build load-tool
 ## bench-statsd: morse's side of docs/bench/statsd.md (morse-bench flood, bench/flood): the
 ## built agent's inputs.statsd, on a port free at run time and pinned to one core, flooded
 ## for STATSD_DURATION from the load tool on the other, with 1 and 16 lines per datagram and
-## over 4 TCP connections; lines sent and captured (summed from the counters it wrote), the
-## kernel's and the input's drops, the agent's CPU seconds and lines per CPU second. Under a
-## minute; figures in docs/bench/statsd-latest.{json,md}.
+## over 4 TCP connections, then inputs.syslog with octet-counted messages over 4 TCP
+## connections; lines sent and captured (summed from the metrics it wrote), the kernel's and
+## the input's drops, the agent's CPU seconds and lines per CPU second. About a minute;
+## figures in docs/bench/statsd-latest.{json,md}.
 STATSD_DURATION ?= 5s
 bench-statsd: build load-tool
 	./$(LOADBIN) flood --morse $(BIN) --duration $(STATSD_DURATION) --out docs/bench/statsd-latest

@@ -8,6 +8,7 @@ import (
 	"github.com/morse-agent/morse/config"
 	_ "github.com/morse-agent/morse/plugins/inputs/all" // inputs.internal, whose path Go keeps from bench/
 	"github.com/morse-agent/morse/plugins/inputs/statsd"
+	"github.com/morse-agent/morse/plugins/inputs/syslog"
 	_ "github.com/morse-agent/morse/plugins/outputs/file"
 )
 
@@ -17,7 +18,7 @@ import (
 // many gathers of the flood's series, and the listener where the flood goes.
 func TestConfigLoadsAsTheCountNeeds(t *testing.T) {
 	for _, proto := range []string{"udp", "tcp"} {
-		text := agentConfig{Protocol: proto, Listen: "127.0.0.1:9", OutFile: "/tmp/flood.out"}.render()
+		text := agentConfig{Input: "statsd", Protocol: proto, Listen: "127.0.0.1:9", OutFile: "/tmp/flood.out"}.render()
 		cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "flood.conf", Data: []byte(text)}}})
 		require.NoError(t, err, text)
 		require.Len(t, cfg.Inputs, 2)
@@ -32,4 +33,16 @@ func TestConfigLoadsAsTheCountNeeds(t *testing.T) {
 		require.Equal(t, "file", cfg.Outputs[0].Name)
 		require.GreaterOrEqual(t, cfg.Agent.MetricBufferLimit, 20*50*1000, "twenty gathers of 50 names x 1000 hosts")
 	}
+}
+
+func TestSyslogConfigLoads(t *testing.T) {
+	text := agentConfig{Input: "syslog", Protocol: "tcp", Listen: "127.0.0.1:9", OutFile: "/tmp/flood.out"}.render()
+	cfg, err := config.Load(config.Options{Sources: []config.Source{{Name: "flood.conf", Data: []byte(text)}}})
+	require.NoError(t, err, text)
+	require.Len(t, cfg.Inputs, 2)
+	s, ok := cfg.Inputs[0].Plugin.(*syslog.Syslog)
+	require.True(t, ok, "the first input is syslog")
+	require.Equal(t, "tcp://127.0.0.1:9", s.Server)
+	require.Equal(t, "octet-counting", s.Framing)
+	require.NotContains(t, text, "inputs.statsd")
 }

@@ -1,10 +1,11 @@
 // Package flood is the StatsD flood benchmark (morse-bench flood, make bench-statsd): morse's
 // side of docs/bench/statsd.md, where morse's inputs.statsd and Telegraf's stand side by
-// side. For each scenario it starts the built agent with inputs.statsd on a port chosen
-// free at run time and outputs.file, pinned to one core, floods it flat out from the load
-// tool (morse-bench load --format statsd) pinned to another, for a bounded time, and counts
-// exactly what the agent captured: every line is a counter increment of 1, so the sum of the
-// counters the agent wrote is the number of lines it took in. It reports the lines sent and
+// side, and the same flood of inputs.syslog. For each scenario it starts the built agent with
+// the input on a port chosen free at run time and outputs.file, pinned to one core, floods
+// it flat out from the load tool (morse-bench load --format statsd or syslog) pinned to
+// another, for a bounded time, and counts exactly what the agent captured: every StatsD line
+// is a counter increment of 1, so the sum of the counters the agent wrote is the number of
+// lines it took in, and every syslog message is one metric. It reports the lines sent and
 // captured, the capture rate, the agent's CPU seconds over the flood (from /proc) and the
 // lines captured per CPU second, as JSON and as a Markdown table.
 //
@@ -39,10 +40,11 @@ type options struct {
 	keep                bool
 }
 
-// scenario is one flood: a transport, how the load tool packs lines, over how many
+// scenario is one flood: an input, a transport, how the load tool packs lines, over how many
 // connections.
 type scenario struct {
 	Name            string `json:"name"`
+	Input           string `json:"input"`    // statsd or syslog, the input and the load's --format
 	Protocol        string `json:"protocol"` // udp or tcp
 	Connections     int    `json:"connections"`
 	LinesPerRequest int    `json:"lines_per_request"`
@@ -51,12 +53,14 @@ type scenario struct {
 
 // scenarios are the floods of docs/bench/statsd.md: one line a datagram (most StatsD
 // clients unbuffered), 16 lines in datagrams of at most 512 bytes (the buffered clients'
-// usual packing), and TCP over a few connections, where nothing may be lost.
+// usual packing), and TCP over a few connections, where nothing may be lost; then syslog
+// messages, octet-counted over TCP as rsyslog forwards them, into inputs.syslog.
 func scenarios() []scenario {
 	return []scenario{
-		{Name: "udp-1", Protocol: "udp", Connections: 1, LinesPerRequest: 1, UDPPayload: 64},
-		{Name: "udp-16", Protocol: "udp", Connections: 1, LinesPerRequest: 16, UDPPayload: 512},
-		{Name: "tcp-4", Protocol: "tcp", Connections: 4, LinesPerRequest: 100},
+		{Name: "statsd-udp-1", Input: "statsd", Protocol: "udp", Connections: 1, LinesPerRequest: 1, UDPPayload: 64},
+		{Name: "statsd-udp-16", Input: "statsd", Protocol: "udp", Connections: 1, LinesPerRequest: 16, UDPPayload: 512},
+		{Name: "statsd-tcp-4", Input: "statsd", Protocol: "tcp", Connections: 4, LinesPerRequest: 100},
+		{Name: "syslog-tcp-4", Input: "syslog", Protocol: "tcp", Connections: 4, LinesPerRequest: 100},
 	}
 }
 

@@ -15,14 +15,14 @@ import (
 )
 
 func TestParseFlags(t *testing.T) {
-	o, err := parseFlags([]string{"--duration", "2s", "--only", "udp-16, tcp-4", "--agent-core", "-1", "--load-core", "-1"}, io.Discard)
+	o, err := parseFlags([]string{"--duration", "2s", "--only", "syslog-tcp-4, statsd-udp-16", "--agent-core", "-1", "--load-core", "-1"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Second, o.duration)
 	names := []string{}
 	for _, sc := range o.selected() {
 		names = append(names, sc.Name)
 	}
-	require.Equal(t, []string{"udp-16", "tcp-4"}, names, "in the order of the scenarios")
+	require.Equal(t, []string{"statsd-udp-16", "syslog-tcp-4"}, names, "in the order of the scenarios")
 
 	_, err = parseFlags([]string{"--only", "udp-7", "--duration", "11m", "--hosts", "0", "--agent-core", "4096"}, io.Discard)
 	require.ErrorContains(t, err, `no scenario "udp-7"`)
@@ -32,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestResultAccountsForUDPDrops(t *testing.T) {
-	ty := newTally("")
+	ty := newTally("", "")
 	ty.feed([]byte("bench_a,metric_type=counter value=600i 1\n" +
 		"internal_statsd udp_packets_dropped=5i,parse_errors=0i 1\ninternal_write metrics_dropped=0i 1\n"))
 	r := result{Scenario: scenario{Protocol: "udp"}, LinesSent: 1600, Requests: 100, KernelDrops: 57}
@@ -68,8 +68,9 @@ func TestMarkdown(t *testing.T) {
 
 // TestFloodCountsWhatTheAgentCaptured runs the harness on the real agent, with the flood
 // sent from this process (the load tool's own code, bounded in lines and time) instead of
-// the morse-bench binary: over TCP nothing may be lost and the count must be exact; over
-// UDP whatever was not captured must be in the kernel's or the input's drop counters.
+// the morse-bench binary: over TCP nothing may be lost and the count must be exact, for
+// statsd and syslog; over UDP whatever was not captured must be in the kernel's or the
+// input's drop counters.
 func TestFloodCountsWhatTheAgentCaptured(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -81,8 +82,9 @@ func TestFloodCountsWhatTheAgentCaptured(t *testing.T) {
 	o := &options{morseBin: bin, duration: 10 * time.Second, hosts: 10, agentCore: -1, loadCore: -1}
 	e := &env{o: o, dir: dir, load: inProcessLoad(t, 20_000)}
 	for _, sc := range []scenario{
-		{Name: "tcp", Protocol: "tcp", Connections: 2, LinesPerRequest: 100},
-		{Name: "udp", Protocol: "udp", Connections: 1, LinesPerRequest: 1, UDPPayload: 64},
+		{Name: "statsd-tcp", Input: "statsd", Protocol: "tcp", Connections: 2, LinesPerRequest: 100},
+		{Name: "statsd-udp", Input: "statsd", Protocol: "udp", Connections: 1, LinesPerRequest: 1, UDPPayload: 64},
+		{Name: "syslog-tcp", Input: "syslog", Protocol: "tcp", Connections: 2, LinesPerRequest: 100},
 	} {
 		start := time.Now()
 		res := e.run(ctx, sc)
@@ -94,16 +96,22 @@ func TestFloodCountsWhatTheAgentCaptured(t *testing.T) {
 			res.Captured, res.KernelDrops, res.InputDrops)
 		require.Zero(t, res.OutputDrops, sc.Name)
 		require.Positive(t, res.AgentCPUSec, sc.Name)
+		require.Zero(t, res.ParseErrors, sc.Name)
 		if sc.Protocol == "tcp" {
 			require.Equal(t, res.LinesSent, res.Captured)
 		}
 	}
 }
 
-// inProcessLoad sends lines StatsD counter lines per scenario with the load tool's code.
+// inProcessLoad sends lines StatsD lines or syslog messages per scenario with the load
+// tool's code.
 func inProcessLoad(t *testing.T, lines int64) loadFunc {
 	return func(ctx context.Context, sc scenario, addr string) (*loadgen.Report, time.Duration, error) {
-		pool, err := loadgen.GenerateStatsd(loadgen.GenOptions{Seed: 1, Hosts: 10, Lines: 1000})
+		generate := loadgen.GenerateStatsd
+		if sc.Input == "syslog" {
+			generate = loadgen.GenerateSyslog
+		}
+		pool, err := generate(loadgen.GenOptions{Seed: 1, Hosts: 10, Lines: 1000})
 		require.NoError(t, err)
 		cfg := loadgen.Config{Transport: sc.Protocol, Addr: addr, Connections: sc.Connections,
 			LinesPerRequest: sc.LinesPerRequest, UDPPayload: sc.UDPPayload, Lines: lines, Duration: 10 * time.Second}

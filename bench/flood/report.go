@@ -32,7 +32,8 @@ type result struct {
 	// (/proc/net/udp), which no server can count itself.
 	KernelDrops int64 `json:"udp_kernel_drops,omitempty"`
 	// InputDrops are the datagrams the input dropped at allowed_pending_messages
-	// (internal_statsd's udp_packets_dropped), ParseErrors the lines it refused, and
+	// (internal_statsd's udp_packets_dropped), ParseErrors the lines it refused
+	// (internal_syslog's malformed_messages and framing_errors for syslog), and
 	// OutputDrops what the output dropped (internal_write's metrics_dropped), which the
 	// count would then miss.
 	InputDrops  int64 `json:"input_drops"`
@@ -63,8 +64,12 @@ func (r *result) setCaptured(t *tally, agentCPU time.Duration) {
 	if r.AgentCPUSec > 0 {
 		r.LinesPerCPUSec = float64(r.Captured) / r.AgentCPUSec
 	}
-	r.InputDrops = t.Internal["internal_statsd udp_packets_dropped"]
-	r.ParseErrors = t.Internal["internal_statsd parse_errors"]
+	if r.Scenario.Input == "syslog" {
+		r.ParseErrors = t.Internal["internal_syslog malformed_messages"] + t.Internal["internal_syslog framing_errors"]
+	} else {
+		r.InputDrops = t.Internal["internal_statsd udp_packets_dropped"]
+		r.ParseErrors = t.Internal["internal_statsd parse_errors"]
+	}
 	r.OutputDrops = t.Internal["internal_write metrics_dropped"]
 	if r.Scenario.Protocol == "udp" && r.Requests > 0 {
 		perDatagram := float64(r.LinesSent) / float64(r.Requests)
@@ -108,7 +113,7 @@ func (r *report) write(out string) error {
 // the capture rate and the machine's load.
 func (r *report) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "morse inputs.statsd under a %gs flood (%s, %d CPUs, agent on core %d, load on core %d, "+
+	fmt.Fprintf(&b, "morse's inputs.statsd and inputs.syslog under a %gs flood (%s, %d CPUs, agent on core %d, load on core %d, "+
 		"load average %.1f before and %.1f after)\n\n", r.DurationSec, r.Started.Format(time.RFC3339), r.CPUs,
 		r.AgentCore, r.LoadCore, r.LoadAvgBefore, r.LoadAvgAfter)
 	b.WriteString("| scenario | lines per request | lines sent | lines captured | capture | agent CPU s | lines per CPU second | kernel drops | input drops | unaccounted | load avg |\n")

@@ -138,9 +138,12 @@ func (e *env) startAgent(ctx context.Context, sc scenario) (*agentRun, error) {
 	}
 	a := &agentRun{port: ports[0], addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
 	out := filepath.Join(e.dir, sc.Name+".out")
-	a.tally = newTally(out)
+	a.tally = newTally(out, "")
+	if sc.Input == "syslog" {
+		a.tally = newTally(out, "syslog")
+	}
 	confPath := filepath.Join(e.dir, sc.Name+".conf")
-	conf := agentConfig{Protocol: sc.Protocol, Listen: a.addr, OutFile: out}
+	conf := agentConfig{Input: sc.Input, Protocol: sc.Protocol, Listen: a.addr, OutFile: out}
 	if err := os.WriteFile(confPath, []byte(conf.render()), 0o600); err != nil {
 		return nil, err
 	}
@@ -202,7 +205,7 @@ func waitSettled(ctx context.Context, a *agentRun, sent int64) error {
 // loadTool runs the load tool, pinned to its core, and reads its JSON report. An exit
 // status of 1 only says that some lines failed; the report counts them.
 func (e *env) loadTool(ctx context.Context, sc scenario, addr string) (*loadgen.Report, time.Duration, error) {
-	args := []string{e.o.loadBin, "load", "--json", "--format", "statsd", "--transport", sc.Protocol,
+	args := []string{e.o.loadBin, "load", "--json", "--format", sc.Input, "--transport", sc.Protocol,
 		"--addr", addr, "--duration", e.o.duration.String(), "--hosts", strconv.Itoa(e.o.hosts),
 		"--connections", strconv.Itoa(sc.Connections), "--lines-per-request", strconv.Itoa(sc.LinesPerRequest)}
 	if sc.UDPPayload > 0 {

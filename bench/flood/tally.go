@@ -13,15 +13,19 @@ import (
 )
 
 // tally follows the file the agent's outputs.file writes, as it grows, and counts what the
-// input captured. Each flood line is a StatsD counter increment of 1 and the input clears
+// input captured. Each StatsD flood line is a counter increment of 1 and the input clears
 // its counters after every gather (delete_counters), so the sum of the `value` of every
-// metric tagged metric_type=counter is exactly the number of lines the input aggregated.
+// metric tagged metric_type=counter is exactly the number of lines the input aggregated;
+// each syslog message is one metric named syslog.
 // The agent's own counters (inputs.internal, measurements internal_*) are kept at their
 // last value.
 type tally struct {
 	path string
-	off  int64  // bytes of the file read so far
-	rest []byte // a last line not yet ended by its newline
+	// measurement, when set, counts the metrics of that name instead of summing the
+	// counters: "syslog", one metric per message.
+	measurement string
+	off         int64  // bytes of the file read so far
+	rest        []byte // a last line not yet ended by its newline
 	// Captured is the sum of the counters, Metrics the metrics read.
 	Captured, Metrics int64
 	// Refused counts the lines of the file that did not parse: a sign that the file was
@@ -32,7 +36,9 @@ type tally struct {
 	Internal map[string]int64
 }
 
-func newTally(path string) *tally { return &tally{path: path, Internal: map[string]int64{}} }
+func newTally(path, measurement string) *tally {
+	return &tally{path: path, measurement: measurement, Internal: map[string]int64{}}
+}
 
 // update reads what the agent appended since the last call and counts its whole lines. A
 // file not yet created counts as empty.
@@ -79,6 +85,12 @@ func (t *tally) add(m morse.Metric) {
 			if v, ok := asInt(f.Value); ok {
 				t.Internal[m.Name()+" "+f.Key] = v
 			}
+		}
+		return
+	}
+	if t.measurement != "" {
+		if m.Name() == t.measurement {
+			t.Captured++
 		}
 		return
 	}

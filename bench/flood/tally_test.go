@@ -21,7 +21,7 @@ const outputLines = "bench_m01,host=host-00001,metric_type=counter value=3i 1000
 	"internal_statsd udp_packets_received=12i,udp_packets_dropped=4i,parse_errors=0i 2000\n"
 
 func TestTallySumsCountersAcrossPartialWrites(t *testing.T) {
-	whole := newTally("")
+	whole := newTally("", "")
 	whole.feed([]byte(outputLines))
 	require.Equal(t, int64(10), whole.Captured, "3+5+2: the counters, not the timing's count nor the gauge")
 	require.Equal(t, int64(8), whole.Metrics)
@@ -33,7 +33,7 @@ func TestTallySumsCountersAcrossPartialWrites(t *testing.T) {
 	// The agent writes as it goes, so a read can end inside a line: split the same bytes
 	// at every offset and the counts must not change.
 	for cut := range len(outputLines) {
-		split := newTally("")
+		split := newTally("", "")
 		split.feed([]byte(outputLines[:cut]))
 		split.feed([]byte(outputLines[cut:]))
 		require.Equal(t, whole.Captured, split.Captured, "cut at %d", cut)
@@ -44,7 +44,7 @@ func TestTallySumsCountersAcrossPartialWrites(t *testing.T) {
 
 func TestTallyFollowsAGrowingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out")
-	ty := newTally(path)
+	ty := newTally(path, "")
 	require.NoError(t, ty.update(), "a file the agent has not created yet is empty")
 	require.Zero(t, ty.Captured)
 
@@ -64,8 +64,18 @@ func TestTallyFollowsAGrowingFile(t *testing.T) {
 }
 
 func TestTallyCountsLinesThatDoNotParse(t *testing.T) {
-	ty := newTally("")
+	ty := newTally("", "")
 	ty.feed([]byte("bench_m01,metric_type=counter value=2i 1\nnot line protocol\n"))
 	require.Equal(t, int64(2), ty.Captured)
 	require.Equal(t, int64(1), ty.Refused)
+}
+
+func TestTallyCountsSyslogMessages(t *testing.T) {
+	ty := newTally("", "syslog")
+	ty.feed([]byte("syslog,appname=app-1,facility=kern,hostname=h,severity=err message=\"a\",version=1i 1\n" +
+		"syslog,appname=app-2,facility=kern,hostname=h,severity=err message=\"b\",version=1i 1\n" +
+		"bench_m01,metric_type=counter value=7i 1\n" +
+		"internal_syslog messages_received=2i,malformed_messages=0i 1\n"))
+	require.Equal(t, int64(2), ty.Captured, "one metric a message; nothing else counts")
+	require.Equal(t, int64(2), ty.Internal["internal_syslog messages_received"])
 }
