@@ -6,7 +6,7 @@ BIN       := bin/morse
 # Benchmarks run each one this long; raise it for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build load-tool run test test-deps vet lint golden bench bench-parsers bench-matrix bench-vmagent bench-compare soak soak-churn fuzz clean deb test-systemd
+.PHONY: all build load-tool run test test-deps vet lint golden bench bench-parsers bench-matrix bench-vmagent bench-statsd bench-compare soak soak-churn fuzz clean deb test-systemd
 
 all: build
 
@@ -15,7 +15,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/morse
 
 ## load-tool: bin/morse-bench (bench/), the load generator, the discarding sink and the
-## benchmark harnesses: morse-bench load|sink|e2e|matrix|churn.
+## benchmark harnesses: morse-bench load|sink|e2e|matrix|churn|flood.
 LOADBIN   := bin/morse-bench
 load-tool:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(LOADBIN) ./bench/cmd/morse-bench
@@ -99,6 +99,7 @@ bench: test-deps build load-tool
 	./$(LOADBIN) e2e --morse $(BIN) --duration $(E2E_DURATION) --repeat $(E2E_REPEAT) --out docs/bench/e2e-latest.json
 	$(MAKE) --no-print-directory bench-matrix
 	$(MAKE) --no-print-directory bench-vmagent
+	$(MAKE) --no-print-directory bench-statsd
 	$(MAKE) --no-print-directory soak-churn
 
 ## bench-parsers: each data format's BenchmarkParse (plugins/parsers/*: ns and allocations
@@ -134,6 +135,17 @@ bench-vmagent: build load-tool
 	bash scripts/ensure-prometheus.sh >/dev/null
 	./$(LOADBIN) vmagent --morse $(BIN) --lines $(VMAGENT_LINES) --targets $(VMAGENT_TARGETS) \
 		--repeat $(VMAGENT_REPEAT) --only '$(VMAGENT_ONLY)' --out docs/bench/vmagent-latest.json
+
+## bench-statsd: morse's side of docs/bench/statsd.md (morse-bench flood, bench/flood): the
+## built agent's inputs.statsd, on a port free at run time and pinned to one core, flooded
+## for STATSD_DURATION from the load tool on the other, with 1 and 16 lines per datagram and
+## over 4 TCP connections, then inputs.syslog with octet-counted messages over 4 TCP
+## connections; lines sent and captured (summed from the metrics it wrote), the kernel's and
+## the input's drops, the agent's CPU seconds and lines per CPU second. About a minute;
+## figures in docs/bench/statsd-latest.{json,md}.
+STATSD_DURATION ?= 5s
+bench-statsd: build load-tool
+	./$(LOADBIN) flood --morse $(BIN) --duration $(STATSD_DURATION) --out docs/bench/statsd-latest
 
 ## soak-churn: the churn soak (morse-bench churn, bench/churn): the built agent, with an InfluxDB
 ## listener, processors.cardinality and the InfluxDB output to a discarding sink, fed a day's

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/morse-agent/morse/internal/testutil"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,42 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseStat(t *testing.T) {
-	line := "8369 (odd) name)) R 8365 8365 32305 0 -1 4194304 99 0 0 0 1234 56 0 0 20 0 1 0 273953 3133440 382"
-	u, s, err := parseStat(line)
-	require.NoError(t, err)
-	require.Equal(t, uint64(1234), u)
-	require.Equal(t, uint64(56), s)
-	_, _, err = parseStat("garbage")
-	require.Error(t, err)
-}
-
-func TestReadCPUAndStatusOfThisProcess(t *testing.T) {
-	_, err := readCPU(os.Getpid())
-	require.NoError(t, err)
+func TestStatusOfThisProcess(t *testing.T) {
 	hwm, err := statusKiB(os.Getpid(), "VmHWM")
 	require.NoError(t, err)
 	require.Positive(t, hwm)
 }
 
-func TestParseNetUDP(t *testing.T) {
-	table := `   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
-  100: 0100007F:1F90 00000000:0000 07 00000000:00000200 00:00000000 00000000     0        0 1001 2 0000000000000000 5
-  101: 0100007F:1F90 00000000:0000 07 00000000:00000100 00:00000000 00000000     0        0 1002 2 0000000000000000 7
-  102: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1003 2 0000000000000000 9
-`
-	s, err := parseNetUDP(table, 8080)
-	require.NoError(t, err)
-	require.Equal(t, udpSocket{Sockets: 2, Queued: 0x300, Drops: 12}, s)
-	s, err = parseNetUDP(table, 1)
-	require.NoError(t, err)
-	require.Zero(t, s.Sockets)
-}
-
 func TestParseCPULine(t *testing.T) {
 	busy, err := parseCPULine("cpu  100 5 50 1000 20 3 2 0 0 0")
 	require.NoError(t, err)
-	require.Equal(t, 160*clockTick, busy, "idle and iowait are not busy")
+	require.Equal(t, 160*testutil.ClockTick, busy, "idle and iowait are not busy")
 	_, err = parseCPULine("intr 1 2 3")
 	require.Error(t, err)
 }

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/morse-agent/morse/internal/testutil"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,10 +71,10 @@ func (e *env) waitDelivered(ctx context.Context, p *launch.Process, addr string,
 // datagrams were never captured: capture is the share of lines that were not dropped,
 // taking each dropped datagram as an average one.
 func (e *env) measureUDP(ctx context.Context, a *agentRun, res *result) {
-	var s udpSocket
+	var s testutil.UDPPort
 	_ = a.proc.WaitFor(ctx, 10*time.Second, "UDP queue to drain", func() bool {
 		var err error
-		s, err = readUDP(a.port)
+		s, err = testutil.ReadUDPPort(a.port)
 		return err != nil || s.Queued == 0
 	})
 	res.UDPKernelDrops = s.Drops

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/morse-agent/morse/internal/testutil"
+
 	"errors"
 	"os"
 	"strconv"
@@ -29,7 +31,7 @@ func startNoise(sinkPID int) *noiseMeter {
 		m.disabled = true
 	}
 	m.self0 = selfCPU()
-	m.sink0, _ = readCPU(sinkPID)
+	m.sink0, _ = testutil.ProcCPU(sinkPID)
 	return m
 }
 
@@ -41,7 +43,7 @@ func (m *noiseMeter) foreignPct(agent, load time.Duration, cpus int) float64 {
 	if m.disabled || err != nil || cpus <= 0 {
 		return -1
 	}
-	sink, _ := readCPU(m.sinkPID)
+	sink, _ := testutil.ProcCPU(m.sinkPID)
 	ours := agent + load + (sink - m.sink0) + (selfCPU() - m.self0)
 	wall := time.Since(m.start)
 	foreign := (busy - m.busy0) - ours
@@ -76,7 +78,7 @@ func parseCPULine(line string) (time.Duration, error) {
 			busy += n
 		}
 	}
-	return time.Duration(busy) * clockTick, nil
+	return time.Duration(busy) * testutil.ClockTick, nil
 }
 
 // selfCPU is the harness's own CPU time.

@@ -158,7 +158,7 @@ func (e *env) runAgent(ctx context.Context, res *result) error {
 			_, _, _ = a.proc.Stop(10 * time.Second)
 		}
 	}()
-	cpu0, err := readCPU(a.proc.PID())
+	cpu0, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (e *env) startAgent(ctx context.Context, sc scenario, sinkAddr string) (*ag
 	}
 	ready := func() bool {
 		if network == "udp" {
-			s, err := readUDP(port)
+			s, err := testutil.ReadUDPPort(port)
 			return err == nil && s.Sockets > 0
 		}
 		c, err := net.DialTimeout("tcp", a.addr, time.Second)

@@ -66,7 +66,7 @@ func (o *vmOptions) measurePush(ctx context.Context, e *env, vm *vmServer, sc sc
 	if err != nil {
 		return err
 	}
-	cpu0, err := readCPU(a.proc.PID())
+	cpu0, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (o *vmOptions) measurePush(ctx context.Context, e *env, vm *vmServer, sc sc
 	if err != nil {
 		return err
 	}
-	cpu1, err := readCPU(a.proc.PID())
+	cpu1, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}

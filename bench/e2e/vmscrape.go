@@ -128,11 +128,11 @@ func (o *vmOptions) measureScrape(ctx context.Context, vm *vmServer, exp *launch
 	if err != nil {
 		return err
 	}
-	cpu0, err := readCPU(a.proc.PID())
+	cpu0, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}
-	exp0, _ := readCPU(exp.PID())
+	exp0, _ := testutil.ProcCPU(exp.PID())
 	noise := startNoise(vm.proc.PID())
 	if err := pause(ctx, o.window); err != nil {
 		return err
@@ -141,11 +141,11 @@ func (o *vmOptions) measureScrape(ctx context.Context, vm *vmServer, exp *launch
 	if err != nil {
 		return err
 	}
-	cpu1, err := readCPU(a.proc.PID())
+	cpu1, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}
-	exp1, _ := readCPU(exp.PID())
+	exp1, _ := testutil.ProcCPU(exp.PID())
 	hwm, _ := statusKiB(a.proc.PID(), "VmHWM")
 	f.setCPU(cpu1-cpu0, rows1-rows0, o.window.Seconds())
 	f.PeakRSSMiB = float64(hwm) / 1024

@@ -41,8 +41,11 @@ type Pool struct {
 	ends []int // ends[i] is where line i ends in buf; it starts where line i-1 ends
 	// counted maps each measurement in the pool to the field the verifier counts.
 	counted []CountedMeasurement
-	// raw lines are sent without a timestamp (GenerateStatsd).
+	// raw lines are sent without a timestamp (GenerateStatsd, GenerateSyslog).
 	raw bool
+	// octets frames each line as RFC 6587's octet counting does, its length in bytes and a
+	// space before it and nothing after (GenerateSyslog), instead of ending it with a newline.
+	octets bool
 }
 
 // CountedMeasurement names a measurement the pool holds and the field that every one of
@@ -70,19 +73,27 @@ func (p *Pool) Line(i int) []byte {
 func (p *Pool) Measurements() []CountedMeasurement { return p.counted }
 
 // AppendLines appends n lines to dst, starting with the line for sequence number seq, each
-// ended by the timestamp base+seq (in nanoseconds), unless the pool is raw, and a newline. Sequence numbers pick
+// ended by the timestamp base+seq (in nanoseconds), unless the pool is raw, and a newline,
+// or, in a pool of octet-counted messages, each after its length and a space. Sequence numbers pick
 // lines round-robin from the pool, so the lines sent do not depend on how the sequence is
 // split among connections.
 func (p *Pool) AppendLines(dst []byte, seq int64, n int, base int64) []byte {
 	size := int64(len(p.ends))
 	idx := int(seq % size)
 	for i := range n {
-		dst = append(dst, p.Line(idx)...)
-		if !p.raw {
+		line := p.Line(idx)
+		if p.octets {
+			dst = strconv.AppendInt(dst, int64(len(line)), 10)
 			dst = append(dst, ' ')
-			dst = strconv.AppendInt(dst, base+seq+int64(i), 10)
+			dst = append(dst, line...)
+		} else {
+			dst = append(dst, line...)
+			if !p.raw {
+				dst = append(dst, ' ')
+				dst = strconv.AppendInt(dst, base+seq+int64(i), 10)
+			}
+			dst = append(dst, '\n')
 		}
-		dst = append(dst, '\n')
 		if idx++; idx == int(size) {
 			idx = 0
 		}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,4 +167,23 @@ func TestGenerateStatsd(t *testing.T) {
 	for _, l := range lines {
 		require.Regexp(t, `^bench\.m\d\d,host=host-000\d\d:1\|c$`, l)
 	}
+}
+
+// TestGenerateSyslog checks the syslog pool: RFC 5424 messages, each octet-counted, back to
+// back with nothing between them.
+func TestGenerateSyslog(t *testing.T) {
+	p, err := GenerateSyslog(GenOptions{Seed: 1, Hosts: 10, Lines: 100})
+	require.NoError(t, err)
+	out := p.AppendLines(nil, 99, 3, 1000)
+	for i := range 3 {
+		n, rest, ok := strings.Cut(string(out), " ")
+		require.True(t, ok)
+		size, err := strconv.Atoi(n)
+		require.NoError(t, err)
+		require.Regexp(t, `^<\d+>1 2024-05-01T12:00:\d\d\.\d{6}Z host-0000\d app-\d \d+ ID\d+ - request \d+ served in \d+ ms$`, rest[:size], "message %d", i)
+		out = []byte(rest[size:])
+	}
+	require.Empty(t, out, "no trailer after the last frame")
+	_, err = GenerateSyslog(GenOptions{Hosts: 1, Lines: 0})
+	require.Error(t, err)
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,14 +204,9 @@ func postBody(b *testing.B, url string, body []byte) {
 
 // procCPU is the user and system CPU time of process pid so far, from /proc/pid/stat.
 func procCPU(b *testing.B, pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpu, err := testutil.ProcCPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The command name, in parentheses, may hold spaces; the fields after it are fixed.
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	const ticksPerSecond = 100 // USER_HZ, which Linux fixes at 100 for /proc
-	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+	return cpu
 }

@@ -1,9 +1,9 @@
 // Package testutil is the one home of the tests' helpers: an Accumulator that records what a
 // plugin adds, scripted outputs, golden "shape" lists that say which measurements, tags and
 // typed fields an input must emit, golden cases that processors and aggregators run against,
-// the one golden-file comparison (Golden, with the -update flag), free ports, the
-// /proc/PID/status reader and CPUTime, log capture (Logs), test certificates (Certs),
-// connection floods, a child process with a file-size limit for full-disk tests
+// the one golden-file comparison (Golden, with the -update flag), free ports, the readers
+// of /proc (StatusKiB, ProcCPU, ReadUDPPort) and CPUTime, log capture (Logs), test
+// certificates (Certs), connection floods, a child process with a file-size limit for full-disk tests
 // (FullDiskChild), tmpfs mounts, short directories for unix sockets, a bounded context and
 // the build of the agent's binary (BuildMorse). Nothing here is part of the agent: the
 // tests and the benchmark harnesses in bench/ use it. What starts a server, the agent

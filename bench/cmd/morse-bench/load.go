@@ -49,7 +49,7 @@ func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
 	fs.Uint64Var(&o.gen.Seed, "seed", o.gen.Seed, "seed of the generated lines")
 	fs.IntVar(&o.gen.Lines, "pool", o.gen.Lines, "distinct lines generated before sending; sending cycles through them")
 	fs.BoolVar(&o.gen.NoUint, "no-uint", false, "write unsigned fields as integers (for InfluxDB 1.x)")
-	fs.StringVar(&o.format, "format", "influx", "what to send: influx (line protocol) or statsd (counter increments of 1, for inputs.statsd)")
+	fs.StringVar(&o.format, "format", "influx", "what to send: influx (line protocol), statsd (counter increments of 1, for inputs.statsd) or syslog (RFC 5424, octet-counted, over tcp)")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.StringVar(&o.verifyURL, "verify", "", "after sending, count the lines that arrived in the InfluxDB at this URL")
 	fs.StringVar(&o.db, "db", "", "the database to verify; default: the db parameter of --path")
@@ -66,8 +66,14 @@ func parseSendFlags(args []string, stderr io.Writer) (*sendOptions, error) {
 
 func (o *sendOptions) validate() error {
 	err := o.cfg.Validate()
-	if o.format != "influx" && o.format != "statsd" {
-		err = errors.Join(err, fmt.Errorf("--format %q: use influx or statsd", o.format))
+	switch o.format {
+	case "influx", "statsd":
+	case "syslog":
+		if o.cfg.Transport != loadgen.TransportTCP {
+			err = errors.Join(err, fmt.Errorf("--format syslog: octet-counted frames go over tcp only, not %s", o.cfg.Transport))
+		}
+	default:
+		err = errors.Join(err, fmt.Errorf("--format %q: use influx, statsd or syslog", o.format))
 	}
 	if o.verifyURL == "" {
 		return err
@@ -100,8 +106,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitBadArgs
 	}
 	generate := loadgen.Generate
-	if o.format == "statsd" {
+	switch o.format {
+	case "statsd":
 		generate = loadgen.GenerateStatsd
+	case "syslog":
+		generate = loadgen.GenerateSyslog
 	}
 	pool, err := generate(o.gen)
 	if err != nil {

@@ -12,6 +12,8 @@
 //	morse-bench vmagent issue 36's benchmarks against vmagent 1.79.5, remote write to
 //	                   VictoriaMetrics (make bench-vmagent, bench/e2e)
 //	morse-bench expose the scrape targets of morse-bench vmagent: one exposition on many ports
+//	morse-bench flood  the StatsD flood: the agent's inputs.statsd flooded over UDP and TCP,
+//	                   capture and lines per CPU second (make bench-statsd, bench/flood)
 //
 // It is for benchmarks and for sizing a deployment, never part of the agent; nothing it
 // starts talks to anything but a loopback address.
@@ -27,6 +29,7 @@ import (
 
 	"github.com/morse-agent/morse/bench/churn"
 	"github.com/morse-agent/morse/bench/e2e"
+	"github.com/morse-agent/morse/bench/flood"
 )
 
 // Exit statuses: 2 for a command line that cannot run, 1 when lines failed to send or fewer
@@ -48,6 +51,7 @@ commands:
   vmagent  morse against vmagent, line protocol pushed and targets scraped, remote write
            to VictoriaMetrics, CPU per sample (make bench-vmagent)
   expose   serve one Prometheus exposition on many loopback ports (the scrape targets)
+  flood    the StatsD flood: inputs.statsd's capture and lines per CPU second (make bench-statsd)
 `
 
 func main() {
@@ -76,6 +80,8 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return e2e.VMAgentMain(ctx, rest, stdout, stderr)
 	case "expose":
 		return e2e.ExposeMain(ctx, rest, stdout, stderr)
+	case "flood":
+		return flood.Main(ctx, rest, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

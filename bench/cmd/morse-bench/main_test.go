@@ -115,6 +115,9 @@ func TestBadCommandLines(t *testing.T) {
 		{"e2e", "--duration", "11m"},
 		{"matrix", "--repeat", "0"},
 		{"churn", "--duration", "1s"},
+		{"flood", "--only", "udp-7"},
+		{"load", "--addr", "127.0.0.1:8086", "--lines", "1", "--format", "syslog", "--transport", "udp"},
+		{"load", "--addr", "127.0.0.1:8086", "--lines", "1", "--format", "gelf"},
 	} {
 		var stderr bytes.Buffer
 		require.Equal(t, exitBadArgs, realMain(context.Background(), args, io.Discard, &stderr), "%q", args)
