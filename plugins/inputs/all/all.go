@@ -26,6 +26,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes
 	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
 	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
+	_ "github.com/morse-agent/morse/plugins/inputs/redis"             // registers inputs.redis
 	_ "github.com/morse-agent/morse/plugins/inputs/socket_listener"   // registers inputs.socket_listener
 	_ "github.com/morse-agent/morse/plugins/inputs/statsd"            // registers inputs.statsd
 	_ "github.com/morse-agent/morse/plugins/inputs/swap"              // registers inputs.swap
