@@ -17,6 +17,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/kernel"            // registers inputs.kernel
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
 	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
+	_ "github.com/morse-agent/morse/plugins/inputs/mysql"             // registers inputs.mysql
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
