@@ -45,7 +45,9 @@ test-systemd: test-deps
 ## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
 ## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
 ## supervisor for the procstat test, Debian's nginx (unpacked into the cache) and iputils-ping for
-## the network probes' tests, and systemd-analyze for the unit file's check.
+## the network probes' tests, Debian's mariadb-server, postgresql and redis-server for the
+## database inputs (run by the tests on loopback ports, never as services), and
+## systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
@@ -60,6 +62,7 @@ test-deps:
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
+	bash scripts/ensure-dbservers.sh
 	sh scripts/ensure-ping.sh
 
 ## test: vet, then every test under the race detector, real servers included, then the Debian

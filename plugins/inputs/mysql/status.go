@@ -46,11 +46,17 @@ func (g *gatherer) keyValues(query, measurement string, table map[string]convers
 	tags := g.tags()
 	fields := make(map[string]any, batch+5)
 	var rawKey, val sql.RawBytes
+	empty := 0 // Telegraf's batches count the keys of empty values, which it then drops
 	for rows.Next() {
 		if err := rows.Scan(&rawKey, &val); err != nil {
 			return err
 		}
 		key := lowerKeys.lower(rawKey)
+		if len(val) == 0 {
+			if _, ok := fields[key]; !ok {
+				empty++
+			}
+		}
 		if withVersion && strings.Contains(key, "version") {
 			fields[key] = string(val)
 			tags[key] = string(val)
@@ -61,9 +67,9 @@ func (g *gatherer) keyValues(query, measurement string, table map[string]convers
 		} else {
 			addValue(fields, key, v)
 		}
-		if len(fields) >= batch {
+		if len(fields)+empty >= batch {
 			g.acc.AddFields(measurement, fields, maps.Clone(tags))
-			fields = make(map[string]any, batch+5)
+			fields, empty = make(map[string]any, batch+5), 0
 		}
 	}
 	if err := rows.Err(); err != nil {
