@@ -46,6 +46,9 @@ test-systemd: test-deps
 ## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
 ## supervisor for the procstat test, Debian's nginx (unpacked into the cache) and iputils-ping for
 ## the network probes' tests, Debian's snmpd, snmp and libsnmp-base for the SNMP inputs, and systemd-analyze for the unit file's check.
+## the network probes' tests, Debian's mariadb-server, postgresql and redis-server for the
+## database inputs (run by the tests on loopback ports, never as services), and
+## systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
@@ -62,6 +65,7 @@ test-deps:
 	bash scripts/ensure-nginx.sh
 	bash scripts/ensure-pymodbus.sh
 	bash scripts/ensure-snmp.sh
+	bash scripts/ensure-dbservers.sh
 	sh scripts/ensure-ping.sh
 	bash scripts/ensure-syslog-senders.sh
 	bash scripts/ensure-dnsmasq.sh

@@ -22,6 +22,8 @@ var (
 	brokers        = regexp.MustCompile(`(?m)^(\s*(?:brokers|servers)\s*=\s*)\[[^\]]*\]`)
 	tlsFile        = regexp.MustCompile(`(?m)^(\s*)(tls_ca|tls_cert|tls_key)(\s*=\s*)"[^"]*"`)
 	allowedCAs     = regexp.MustCompile(`(?m)^(\s*tls_allowed_cacerts\s*=\s*)\[[^\]]*\]`)
+	// A MySQL DSN keeps its form; only its address changes.
+	dsnAddr = regexp.MustCompile(`tcp\([^)]*\)`)
 )
 
 // localOnly points the listeners of a compat config at ports the kernel picks, its brokers
@@ -35,6 +37,9 @@ func localOnly(t *testing.T, text string, certs *testutil.Certs) string {
 	})
 	text = allowedCAs.ReplaceAllString(text, `${1}[`+strconv.Quote(certs.CA)+`]`)
 	text = serviceAddress.ReplaceAllString(text, `${1}${2}127.0.0.1:0"`)
+	if dsnAddr.MatchString(text) {
+		return dsnAddr.ReplaceAllString(text, "tcp("+testutil.FreeAddr(t)+")")
+	}
 	return brokers.ReplaceAllString(text, `${1}["`+testutil.FreeAddr(t)+`"]`)
 }
 

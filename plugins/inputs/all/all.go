@@ -23,6 +23,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/mem"               // registers inputs.mem
 	_ "github.com/morse-agent/morse/plugins/inputs/modbus"            // registers inputs.modbus
 	_ "github.com/morse-agent/morse/plugins/inputs/mqtt_consumer"     // registers inputs.mqtt_consumer
+	_ "github.com/morse-agent/morse/plugins/inputs/mysql"             // registers inputs.mysql
 	_ "github.com/morse-agent/morse/plugins/inputs/net"               // registers inputs.net
 	_ "github.com/morse-agent/morse/plugins/inputs/net_response"      // registers inputs.net_response
 	_ "github.com/morse-agent/morse/plugins/inputs/netstat"           // registers inputs.netstat
@@ -31,9 +32,11 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
 	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
+	_ "github.com/morse-agent/morse/plugins/inputs/postgresql"        // registers inputs.postgresql
 	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes
 	_ "github.com/morse-agent/morse/plugins/inputs/procstat"          // registers inputs.procstat
 	_ "github.com/morse-agent/morse/plugins/inputs/prometheus"        // registers inputs.prometheus
+	_ "github.com/morse-agent/morse/plugins/inputs/redis"             // registers inputs.redis
 	_ "github.com/morse-agent/morse/plugins/inputs/sensors"           // registers inputs.sensors
 	_ "github.com/morse-agent/morse/plugins/inputs/snmp"              // registers inputs.snmp
 	_ "github.com/morse-agent/morse/plugins/inputs/snmp_trap"         // registers inputs.snmp_trap
