@@ -51,6 +51,8 @@ type BoxSpec struct {
 	Spin bool
 	// Create only creates the container: it stays in state "created".
 	Create bool
+	// Volume gives the container an anonymous volume at /data, removed with it.
+	Volume bool
 }
 
 // StartBox starts a container of the idlebox image (a static Go program, the whole of an
@@ -70,6 +72,9 @@ func StartBox(t testing.TB, spec BoxSpec) string {
 	if spec.Exit != nil {
 		cfg.Cmd = []string{"exit", strconv.Itoa(*spec.Exit)}
 	}
+	if spec.Volume {
+		cfg.Volumes = map[string]struct{}{"/data": {}}
+	}
 	if spec.Health != "" {
 		cfg.Env = append(cfg.Env, "IDLEBOX_HEALTH="+spec.Health)
 		cfg.Healthcheck = &container.HealthConfig{Test: []string{"CMD", "/idlebox", "health"},
@@ -82,7 +87,7 @@ func StartBox(t testing.TB, spec BoxSpec) string {
 	t.Cleanup(func() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer rcancel()
-		_, err := cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
+		_, err := cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		require.NoError(t, err, "testserver: docker rm -f %s", spec.Name)
 	})
 	if spec.Create {

@@ -41,7 +41,7 @@ func startFleet(t *testing.T) fleet {
 		"exited":  {Exit: &three},
 		"created": {Create: true},
 		"healthy": {Health: "ok"},
-		"sick":    {Health: "fail"},
+		"sick":    {Health: "fail", Volume: true},
 	}
 	type started struct{ role, id string }
 	done := make(chan started, len(specs))
@@ -103,7 +103,7 @@ func keys[V any](m map[string]V) []string {
 // labels and environment tags, and what each filter selects.
 func TestAgainstDockerd(t *testing.T) {
 	f := startFleet(t)
-	all := keys(roleStatus)
+	all := all()
 	t.Run("golden", func(t *testing.T) {
 		t.Parallel()
 		shapes := testutil.LoadGolden(t, golden)
@@ -139,6 +139,14 @@ func TestAgainstDockerd(t *testing.T) {
 		}
 		require.Len(t, f.byContainer(acc, "docker_container_net")["web"], 1)
 	})
+	t.Run("storage_objects", func(t *testing.T) {
+		t.Parallel()
+		f.diskUsage(t)
+	})
+	t.Run("tls", func(t *testing.T) {
+		t.Parallel()
+		f.overTLS(t)
+	})
 	t.Run("filters", func(t *testing.T) {
 		t.Parallel()
 		acc := gather(t, f.newDocker(t, `
@@ -163,6 +171,41 @@ total_include = ["network"]
 		}
 	})
 }
+
+// diskUsage checks storage_objects: the layers' size, the fleet's containers, the idlebox
+// image and the sick container's volume, with the golden config's options.
+func (f fleet) diskUsage(t *testing.T) {
+	shapes := testutil.LoadGolden(t, golden)
+	acc := gather(t, f.newDocker(t, shapes.Config+`storage_objects = ["container", "image", "volume"]`))
+	require.Empty(t, shapes.Check(acc.Metrics()))
+	var layers, volumes int
+	containers := map[string]bool{}
+	images := map[string]bool{}
+	for _, m := range acc.MetricsNamed("docker_disk_usage") {
+		fields := testutil.FieldsOf(m)
+		switch {
+		case fields["layers_size"] != nil:
+			layers++
+			require.Greater(t, fields["layers_size"], int64(0))
+		case tag(m, "container_name") != "":
+			if n, ok := strings.CutPrefix(tag(m, "container_name"), f.prefix); ok {
+				containers[n] = true
+				require.Equal(t, testserver.BoxImageRepo, tag(m, "container_image"))
+			}
+		case tag(m, "image_id") != "":
+			require.Len(t, tag(m, "image_id"), 12)
+			images[tag(m, "image_name")] = true
+		case tag(m, "volume_name") != "":
+			volumes++
+		}
+	}
+	require.Equal(t, 1, layers)
+	require.Equal(t, all(), keys(containers), "every container, whatever its state")
+	require.True(t, images[testserver.BoxImageRepo])
+	require.GreaterOrEqual(t, volumes, 1)
+}
+
+func all() []string { return keys(roleStatus) }
 
 // checkEverything checks what the golden config gathers of every container.
 func (f fleet) checkEverything(t *testing.T, acc *testutil.Accumulator, all []string) {
