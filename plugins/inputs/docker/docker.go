@@ -12,11 +12,12 @@
 // dependencies.
 //
 // CPU usage_percent is the share of the host's CPU time the container used between two
-// samples, as in Telegraf. Telegraf asks the daemon for two samples a second apart at every
-// gather, so that each gather of every container takes one to two seconds; morse asks for
-// that only the first time it sees a container, and afterwards for one sample, which it
-// compares with the sample of the previous gather: the percentage is then the average over
-// the interval, and a gather takes milliseconds.
+// samples, as in Telegraf. The daemon samples every container once a second and answers a
+// request for stats at its next sample. Telegraf asks for two samples at every gather, so
+// that each of its gathers takes one to two seconds; morse asks for two only the first time
+// it sees a container, and afterwards for one, which it compares with the sample of the
+// previous gather: the percentage is then the average over the interval, and a gather
+// waits for one sample of the daemon's, for all containers at once.
 package docker
 
 import (
@@ -93,8 +94,10 @@ type Docker struct {
 type engineTags struct{ host, version string }
 
 // workers is how many containers a gather asks about at once, and so how many
-// connections it keeps.
-const workers = 8
+// connections it keeps. The daemon answers a request for stats at the next tick of its
+// collector, once a second for every container: requests sent at once are answered
+// together, where requests sent in turn would take a second each.
+const workers = 64
 
 // The engine finds these interfaces by type assertion; a typo would go unnoticed.
 var (

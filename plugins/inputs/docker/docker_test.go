@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -31,7 +32,7 @@ var roleStatus = map[string]string{
 }
 
 // startFleet starts one container per role on the real dockerd, all at once.
-func startFleet(t *testing.T) fleet {
+func startFleet(t testing.TB) fleet {
 	f := fleet{prefix: fmt.Sprintf("morse-docker-%d-", os.Getpid()), ids: map[string]string{}}
 	three := 3
 	specs := map[string]testserver.BoxSpec{
@@ -43,22 +44,26 @@ func startFleet(t *testing.T) fleet {
 		"healthy": {Health: "ok"},
 		"sick":    {Health: "fail", Volume: true},
 	}
-	type started struct{ role, id string }
-	done := make(chan started, len(specs))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for role, spec := range specs {
 		spec.Name = f.prefix + role
-		go func() { done <- started{role, testserver.StartBox(t, spec)} }()
+		// StartBox fails the test with runtime.Goexit, which still runs wg.Go's Done.
+		wg.Go(func() {
+			id := testserver.StartBox(t, spec)
+			mu.Lock()
+			f.ids[role] = id
+			mu.Unlock()
+		})
 	}
-	for range specs {
-		s := <-done
-		f.ids[s.role] = s.id
-	}
+	wg.Wait()
+	require.Len(t, f.ids, len(specs))
 	return f
 }
 
 // newDocker decodes config (Telegraf's keys) into a plugin with the defaults, selecting
 // the fleet's containers, and initialises it.
-func (f fleet) newDocker(t *testing.T, config string) *Docker {
+func (f fleet) newDocker(t testing.TB, config string) *Docker {
 	t.Helper()
 	d := New()
 	d.ContainerNameInclude = []string{f.prefix + "*"}
@@ -71,7 +76,7 @@ func (f fleet) newDocker(t *testing.T, config string) *Docker {
 }
 
 // gather gathers once, with no error.
-func gather(t *testing.T, d *Docker) *testutil.Accumulator {
+func gather(t testing.TB, d *Docker) *testutil.Accumulator {
 	t.Helper()
 	acc := &testutil.Accumulator{}
 	require.NoError(t, d.Gather(testutil.Context(t), acc))
