@@ -117,14 +117,18 @@ func TestAgainstDockerd(t *testing.T) {
 		require.Empty(t, shapes.Check(acc.Metrics()))
 		f.checkEverything(t, acc, all)
 
-		// The second gather compares with the first's sample: the spinning container used
-		// some CPU in between.
+		// The second gather asks for one sample and compares it with the first gather's:
+		// the spinning container used some CPU in between.
+		first := f.cpuTotal(t, acc, "web")
 		acc = gather(t, d)
 		require.Empty(t, shapes.Check(acc.Metrics()))
-		cpu := f.byContainer(acc, "docker_container_cpu")["web"]
-		i := slices.IndexFunc(cpu, func(m morse.Metric) bool { c, _ := m.Tag("cpu"); return c == "cpu-total" })
-		require.GreaterOrEqual(t, i, 0)
-		require.Greater(t, testutil.FieldsOf(cpu[i])["usage_percent"], 0.0)
+		second := f.cpuTotal(t, acc, "web")
+		cpus := len(f.byContainer(acc, "docker_container_cpu")["web"]) - 1 // per CPU, and cpu-total
+		want := float64(second["usage_total"].(uint64)-first["usage_total"].(uint64)) /
+			float64(second["usage_system"].(uint64)-first["usage_system"].(uint64)) * float64(cpus) * 100
+		require.Greater(t, want, 0.0)
+		require.InDelta(t, want, second["usage_percent"], 1e-9)
+		require.Len(t, d.prev, len(all), "one previous sample per container gathered")
 	})
 	t.Run("defaults", func(t *testing.T) {
 		t.Parallel()
@@ -211,6 +215,15 @@ func (f fleet) diskUsage(t *testing.T) {
 }
 
 func all() []string { return keys(roleStatus) }
+
+// cpuTotal returns the fields of role's docker_container_cpu with cpu=cpu-total.
+func (f fleet) cpuTotal(t *testing.T, acc *testutil.Accumulator, role string) map[string]any {
+	t.Helper()
+	cpu := f.byContainer(acc, "docker_container_cpu")[role]
+	i := slices.IndexFunc(cpu, func(m morse.Metric) bool { return tag(m, "cpu") == "cpu-total" })
+	require.GreaterOrEqual(t, i, 0)
+	return testutil.FieldsOf(cpu[i])
+}
 
 // checkEverything checks what the golden config gathers of every container.
 func (f fleet) checkEverything(t *testing.T, acc *testutil.Accumulator, all []string) {

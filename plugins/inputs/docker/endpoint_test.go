@@ -28,14 +28,7 @@ func TestMain(m *testing.M) {
 // certificate, the same containers; without one, the handshake's refusal.
 func (f fleet) overTLS(t *testing.T) {
 	certs := testutil.NewCerts(t)
-	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
-	require.NoError(t, err)
-	pem, err := os.ReadFile(certs.CA)
-	require.NoError(t, err)
-	cas := x509.NewCertPool()
-	require.True(t, cas.AppendCertsFromPEM(pem))
-	relay := testserver.StartTCPRelay(t, "unix:/var/run/docker.sock", &tls.Config{
-		Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: cas})
+	relay := testserver.StartTCPRelay(t, "unix:/var/run/docker.sock", serverTLS(t, certs))
 
 	d := f.newDocker(t, `endpoint = "tcp://`+relay.Addr()+`"
 tls_ca = "`+certs.CA+`"
@@ -47,9 +40,53 @@ tls_key = "`+certs.ClientKey+`"`)
 
 	anonymous := f.newDocker(t, `endpoint = "tcp://`+relay.Addr()+`"
 tls_ca = "`+certs.CA+`"`)
-	err = anonymous.Gather(testutil.Context(t), &testutil.Accumulator{})
+	err := anonymous.Gather(testutil.Context(t), &testutil.Accumulator{})
 	require.ErrorContains(t, err, "docker engine at tcp://"+relay.Addr()+": ")
 	require.ErrorContains(t, err, "certificate required")
+}
+
+// TestEndpointFromEnv: endpoint = "ENV" reads DOCKER_HOST, DOCKER_CERT_PATH and
+// DOCKER_TLS_VERIFY as the Docker CLI does: here the real dockerd's socket, then the same
+// daemon through mutual TLS with the certificates in DOCKER_CERT_PATH.
+func TestEndpointFromEnv(t *testing.T) {
+	gatherInfo := func() *testutil.Accumulator {
+		d := New()
+		testutil.Decode(t, `endpoint = "ENV"
+container_name_include = ["no such container"]`, d)
+		require.NoError(t, d.Init())
+		acc := &testutil.Accumulator{}
+		require.NoError(t, d.Gather(testutil.Context(t), acc))
+		require.Len(t, acc.MetricsNamed("docker"), 2)
+		return acc
+	}
+	t.Setenv("DOCKER_HOST", "unix:///var/run/docker.sock")
+	gatherInfo()
+
+	certs := testutil.NewCerts(t)
+	dir := t.TempDir()
+	for from, to := range map[string]string{certs.CA: "ca.pem", certs.ClientCert: "cert.pem", certs.ClientKey: "key.pem"} {
+		b, err := os.ReadFile(from)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(dir+"/"+to, b, 0o600))
+	}
+	relay := testserver.StartTCPRelay(t, "unix:/var/run/docker.sock", serverTLS(t, certs))
+	t.Setenv("DOCKER_HOST", "tcp://"+relay.Addr())
+	t.Setenv("DOCKER_CERT_PATH", dir)
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	gatherInfo()
+	require.Positive(t, relay.Accepted())
+}
+
+// serverTLS is a server's TLS config with certs' server certificate, requiring a client
+// certificate that certs' CA signed, as dockerd --tlsverify does.
+func serverTLS(t *testing.T, certs *testutil.Certs) *tls.Config {
+	cert, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
+	require.NoError(t, err)
+	pem, err := os.ReadFile(certs.CA)
+	require.NoError(t, err)
+	cas := x509.NewCertPool()
+	require.True(t, cas.AppendCertsFromPEM(pem))
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: cas}
 }
 
 // TestUnreachable: a socket that does not exist, a port nobody listens on and a daemon that
