@@ -32,7 +32,7 @@ func (d *Docker) Gather(ctx context.Context, acc morse.Accumulator) error {
 	if err := d.call(ctx, "/containers/json?all=1", &list); err != nil {
 		return fmt.Errorf("listing containers failed: %w", err)
 	}
-	selected := list[:0]
+	selected := make([]containerSummary, 0, len(list))
 	for _, c := range list {
 		name := containerName(c.Names)
 		if name != "" && d.names.match(name) && d.states.match(c.State) {
