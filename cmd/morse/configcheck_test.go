@@ -35,12 +35,15 @@ func TestConfigCheckTelegrafConfigs(t *testing.T) {
 		require.Contains(t, out, "morse would not run this config: 1 problems\n  "+filepath.Join(checkDir, "helm", "telegraf.conf")+":31: inputs.kubernetes: unknown input plugin\n")
 		require.NotContains(t, out, "warning", "every variable is set")
 	})
-	t.Run("compose lacks docker and statsd", func(t *testing.T) {
+	t.Run("compose: docker's removed total is refused", func(t *testing.T) {
 		out, _, code := runMorse(t, "config", "check", filepath.Join(checkDir, "compose"))
 		require.Equal(t, exitFailed, code, out)
-		require.Contains(t, out, "inputs.docker  unsupported: morse has no inputs.docker plugin")
-		require.Contains(t, out, "inputs.statsd  unsupported: morse has no inputs.statsd plugin")
-		require.Contains(t, out, "4 plugins (2 unsupported)")
+		require.Contains(t, out, "inputs.docker  same\n  warned      container_names (line 8): removed in Telegraf 1.35.0 (deprecated since 1.4.0): morse reads it as container_name_include")
+		require.Contains(t, out, "  warned      perdevice (line 9): removed in Telegraf 1.35.0 (deprecated since 1.18.0): morse reads it as perdevice_include")
+		require.Contains(t, out, "  unsupported total (line 10): unknown key: inputs.docker in morse has no such option")
+		require.Contains(t, out, "inputs.statsd  same\n  warned      parse_data_dog_tags (line 14)")
+		require.Contains(t, out, "4 plugins (0 unsupported), 9 options: 4 same, 3 warned, 1 differ, 1 unsupported\n")
+		require.Contains(t, out, "morse would not run this config: 1 problems\n  "+filepath.Join(checkDir, "compose", "telegraf.conf")+":10: inputs.docker.total: unknown key\n")
 	})
 	t.Run("no argument", func(t *testing.T) {
 		_, stderr, code := runMorse(t, "config", "check")

@@ -3,7 +3,8 @@
 // (see their files); and what a test puts between a client and a server to cause faults or
 // to see the traffic: Proxy, TCPRelay, Recorder; and a whole morse agent in this process
 // (RunAgent; RunListener for a listener's tests), the agent being a server too to the
-// tests that feed it.
+// tests that feed it; and containers of a one-program image for the tests of inputs.docker
+// (StartBox).
 //
 // InfluxDB 1.6.7 comes from the host's Debian `influxdb` package: the harness
 // copies /usr/bin/influxd and the two libraries it links (libc and the

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,7 @@ type TCPRelay struct {
 }
 
 // StartTCPRelay listens on a free loopback port and relays each connection to target
-// (host:port). With tlsCfg, it terminates TLS with it and relays the plain bytes. It is
+// (host:port, or "unix:" and a socket's path). With tlsCfg, it terminates TLS with it and relays the plain bytes. It is
 // closed when the test ends.
 func StartTCPRelay(t testing.TB, target string, tlsCfg *tls.Config) *TCPRelay {
 	t.Helper()
@@ -88,7 +89,11 @@ func (r *TCPRelay) accept() {
 			_ = c.Close()
 			continue
 		}
-		s, err := net.Dial("tcp", r.target)
+		network, addr := "tcp", r.target
+		if path, ok := strings.CutPrefix(r.target, "unix:"); ok {
+			network, addr = "unix", path
+		}
+		s, err := net.Dial(network, addr)
 		if err != nil {
 			_ = c.Close()
 			continue

@@ -9,6 +9,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/disk"              // registers inputs.disk
 	_ "github.com/morse-agent/morse/plugins/inputs/diskio"            // registers inputs.diskio
 	_ "github.com/morse-agent/morse/plugins/inputs/dns_query"         // registers inputs.dns_query
+	_ "github.com/morse-agent/morse/plugins/inputs/docker"            // registers inputs.docker
 	_ "github.com/morse-agent/morse/plugins/inputs/exec"              // registers inputs.exec
 	_ "github.com/morse-agent/morse/plugins/inputs/file"              // registers inputs.file
 	_ "github.com/morse-agent/morse/plugins/inputs/http"              // registers inputs.http
