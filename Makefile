@@ -44,7 +44,7 @@ test-systemd: test-deps
 ## and Apache Kafka's and Apache IoTDB's jars from Maven Central, Prometheus' and node_exporter's
 ## binaries from Debian's packages, the OpenTelemetry Collector's OTLP receiver built from its
 ## Go modules, the OpenTelemetry Python SDK and the statsd client from PyPI (all cached under ~/.cache/morse), Debian's
-## supervisor for the procstat test, Debian's nginx (unpacked into the cache) and iputils-ping for
+## supervisor for the procstat test, Debian's nginx and php-fpm (unpacked into the cache) and iputils-ping for
 ## the network probes' tests, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
@@ -60,6 +60,7 @@ test-deps:
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
+	bash scripts/ensure-php-fpm.sh
 	bash scripts/ensure-pymodbus.sh
 	sh scripts/ensure-ping.sh
 	bash scripts/ensure-syslog-senders.sh

@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testserver.StopSharedIoTDB()
 	testserver.StopSharedNginx()
+	testserver.StopSharedPHPFPM()
 	os.Exit(code)
 }
 
