@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 )
 
@@ -60,10 +61,16 @@ func fcgiDo(ctx context.Context, conn net.Conn, params []param) (*fcgiResponse, 
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	resp, err := exchange(conn, params)
-	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
+	switch {
+	case err == nil:
+		return resp, nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The connection's deadline is ctx's, and may pass before ctx says so.
+		return nil, fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	return resp, err
+	return nil, err
 }
 
 func exchange(conn net.Conn, params []param) (*fcgiResponse, error) {
@@ -156,7 +163,11 @@ func readResponse(r io.Reader) (*fcgiResponse, error) {
 				return nil, errors.New("reading the FastCGI answer: short END_REQUEST")
 			}
 			if s := body[4]; s != requestComplete {
-				return nil, fmt.Errorf("the FastCGI server refused the request: %s (%d)", protocolStatuses[s], s)
+				name, ok := protocolStatuses[s]
+				if !ok {
+					name = "protocol status"
+				}
+				return nil, fmt.Errorf("the FastCGI server refused the request: %s (%d)", name, s)
 			}
 			resp.appStatus = binary.BigEndian.Uint32(body[:4])
 			return resp, nil

@@ -164,8 +164,8 @@ func TestSocketGlob(t *testing.T) {
 	require.EqualError(t, acc.Errors()[0], `socket doesn't exist "`+dir+`/none-*.sock"`)
 }
 
-// TestErrorsPerURL: a port where nothing listens, a socket nobody listens on, a server that
-// never answers, a status path the pool does not serve, nginx with its pool down, an HTTP
+// TestErrorsPerURL: a port where nothing listens, a socket nobody listens on, a FastCGI and
+// an HTTP server that never answer, a status path the pool does not serve, nginx with its pool down, an HTTP
 // server asked by FastCGI and a text page read as JSON each give their own error with the
 // address; the good URL is still gathered.
 func TestErrorsPerURL(t *testing.T) {
@@ -180,13 +180,13 @@ func TestErrorsPerURL(t *testing.T) {
 	notFPM := "fcgi://" + f.Nginx.Addr + "/status"
 	acc := gather(t, `timeout = "300ms"
 format = "json"
-`+urls(f.Socket+":status?json", down, stale, hung, "fcgi://"+f.Addr+"/nope", f.Nginx.URL("/fpm/down?json"), notFPM, f.Socket))
+`+urls(f.Socket+":status?json", down, stale, hung, "fcgi://"+f.Addr+"/nope", f.Nginx.URL("/fpm/down?json"), notFPM, f.Socket, f.Nginx.URL("/slow")))
 	require.Equal(t, 1, acc.NMetrics(), "the good URL is gathered")
 	msgs := map[string]string{}
 	for _, err := range acc.Errors() {
 		msgs[err.Error()] = ""
 	}
-	require.Len(t, msgs, 7, "%q", msgs)
+	require.Len(t, msgs, 8, "%q", msgs)
 	joined := ""
 	for m := range msgs {
 		joined += m + "\n"
@@ -195,6 +195,7 @@ format = "json"
 		`unable to connect to phpfpm "` + down + `": dial tcp ` + strings.TrimPrefix(down[:len(down)-len("/status")], "fcgi://") + `: connect: connection refused`,
 		`unable to connect to phpfpm "` + stale + `": dial unix ` + stale + `: connect: connection refused`,
 		`phpfpm "` + hung + `": context deadline exceeded`,
+		`unable to connect to phpfpm status page "` + f.Nginx.URL("/slow") + `"`,
 		`phpfpm "fcgi://` + f.Addr + `/nope" answered 404 Not Found: Primary script unknown`,
 		`unable to get valid stat result from "` + f.Nginx.URL("/fpm/down?json") + `": HTTP status 502 Bad Gateway`,
 		`phpfpm "` + notFPM + `": reading the FastCGI answer: version 72, want 1 (not a FastCGI server?)`,
