@@ -49,6 +49,8 @@ test-systemd: test-deps
 ## the network probes' tests, Debian's mariadb-server, postgresql and redis-server for the
 ## database inputs (run by the tests on loopback ports, never as services), and
 ## systemd-analyze for the unit file's check.
+## supervisor for the procstat test, Debian's nginx and php-fpm (unpacked into the cache) and iputils-ping for
+## the network probes' tests, and systemd-analyze for the unit file's check.
 test-deps:
 	bash scripts/ensure-docker.sh
 	bash scripts/ensure-questdb.sh >/dev/null
@@ -63,6 +65,7 @@ test-deps:
 	bash scripts/ensure-iotdb.sh >/dev/null
 	bash scripts/ensure-mosquitto.sh
 	bash scripts/ensure-nginx.sh
+	bash scripts/ensure-php-fpm.sh
 	bash scripts/ensure-pymodbus.sh
 	bash scripts/ensure-snmp.sh
 	bash scripts/ensure-dbservers.sh

@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 	testserver.StopSharedIoTDB()
 	testserver.StopSharedNginx()
 	testserver.StopSharedSnmpd()
+	testserver.StopSharedPHPFPM()
 	os.Exit(code)
 }
 

@@ -61,6 +61,7 @@ type Nginx struct {
 	Certs *testutil.Certs
 
 	dir       string
+	extra     string // more locations for every server (the php-fpm harness's)
 	cmd       *exec.Cmd
 	done      chan struct{}
 	blackhole net.Listener
@@ -100,7 +101,7 @@ func SharedNginx(t testing.TB) *Nginx {
 	sharedNginx.mu.Lock()
 	defer sharedNginx.mu.Unlock()
 	if sharedNginx.n == nil && sharedNginx.err == nil {
-		sharedNginx.n, sharedNginx.err = startNginx()
+		sharedNginx.n, sharedNginx.err = startNginx("")
 	}
 	require.NoError(t, sharedNginx.err, "testserver: nginx did not start")
 	return sharedNginx.n
@@ -116,7 +117,8 @@ func StopSharedNginx() {
 	}
 }
 
-func startNginx() (*Nginx, error) {
+// startNginx starts an nginx whose servers also serve the locations in extra.
+func startNginx(extra string) (*Nginx, error) {
 	bin, err := cachedBinary("MORSE_NGINX", "nginx", NginxVersion, "nginx", "scripts/ensure-nginx.sh")
 	if err != nil {
 		return nil, err
@@ -143,7 +145,7 @@ func startNginx() (*Nginx, error) {
 			return nil, err
 		}
 		n := &Nginx{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), TLSAddr: "127.0.0.1:" + strconv.Itoa(ports[1]),
-			Certs: certs, dir: dir, blackhole: hole, done: make(chan struct{})}
+			Certs: certs, dir: dir, extra: extra, blackhole: hole, done: make(chan struct{})}
 		if last = n.start(bin); last == nil {
 			return n, nil
 		}
@@ -238,7 +240,9 @@ func (n *Nginx) config() string {
 	r := strings.NewReplacer("DIR", n.dir, "ADDR", n.Addr, "TLSADDR", n.TLSAddr, "HOLE", n.BlackholeAddr(),
 		"CERT", n.Certs.ServerCert, "KEY", n.Certs.ServerKey, "CA", n.Certs.CA,
 		"BEARER", NginxBearerToken, "OAUTHTOKEN", NginxOAuthToken, "CLIENTBASIC", basic)
-	return r.Replace(strings.ReplaceAll(nginxConfig, "LOCATIONS", nginxLocations))
+	conf := r.Replace(strings.ReplaceAll(nginxConfig, "LOCATIONS", nginxLocations+"#EXTRA#"))
+	// extra is inserted as it is: the placeholders above must not touch its words.
+	return strings.ReplaceAll(conf, "#EXTRA#", n.extra)
 }
 
 // nginxLocations are what both servers serve.

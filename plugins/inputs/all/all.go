@@ -32,6 +32,7 @@ import (
 	_ "github.com/morse-agent/morse/plugins/inputs/nginx"             // registers inputs.nginx
 	_ "github.com/morse-agent/morse/plugins/inputs/nstat"             // registers inputs.nstat
 	_ "github.com/morse-agent/morse/plugins/inputs/opentelemetry"     // registers inputs.opentelemetry
+	_ "github.com/morse-agent/morse/plugins/inputs/phpfpm"            // registers inputs.phpfpm
 	_ "github.com/morse-agent/morse/plugins/inputs/ping"              // registers inputs.ping
 	_ "github.com/morse-agent/morse/plugins/inputs/postgresql"        // registers inputs.postgresql
 	_ "github.com/morse-agent/morse/plugins/inputs/processes"         // registers inputs.processes

@@ -90,7 +90,17 @@ func toRegexp(pattern string) (*regexp.Regexp, error) {
 
 // Match returns the regular files that match, in lexical order. A missing root directory
 // matches nothing; it is not an error, since logs come and go.
-func (g *Glob) Match() []string {
+func (g *Glob) Match() []string { return g.match(fs.FileMode.IsRegular) }
+
+// MatchAny returns every path that matches and is not a directory (regular files, unix
+// sockets, named pipes, devices), in lexical order: inputs.phpfpm globs FPM's sockets.
+func (g *Glob) MatchAny() []string {
+	return g.match(func(m fs.FileMode) bool { return !m.IsDir() })
+}
+
+// match returns the matching paths whose mode (links followed) keep accepts. A plain path
+// is returned when it exists and is not a directory, whatever keep says: it was named.
+func (g *Glob) match(keep func(fs.FileMode) bool) []string {
 	if g.re == nil {
 		if st, err := os.Stat(g.pattern); err == nil && !st.IsDir() {
 			return []string{g.pattern}
@@ -106,7 +116,7 @@ func (g *Glob) Match() []string {
 		if d.IsDir() || !g.re.MatchString(path) {
 			return nil
 		}
-		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Stat(path); err == nil && keep(st.Mode()) {
 			out = append(out, path)
 		}
 		return nil

@@ -1,6 +1,7 @@
 package globpath
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,4 +53,19 @@ func TestMatch(t *testing.T) {
 		_, err := Compile(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+// TestMatchAnyFindsSockets: Match finds regular files only, MatchAny a unix socket too (and
+// still no directory).
+func TestMatchAnyFindsSockets(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("unix", filepath.Join(dir, "php.sock"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "php.log"), nil, 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "php.d"), 0o755))
+	g, err := Compile(filepath.Join(dir, "php*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "php.log")}, g.Match())
+	require.Equal(t, []string{filepath.Join(dir, "php.log"), filepath.Join(dir, "php.sock")}, g.MatchAny())
 }
