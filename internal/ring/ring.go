@@ -22,17 +22,7 @@ type Ring[T, S any] struct {
 	head int // index of the oldest element
 	n    int // number of elements held
 	max  int // the capacity: len(buf) grows up to it
-
-	// peak is the most elements held since the arrays last changed size or were last
-	// checked, and pops counts the pops since then: arrays that a burst grew are given
-	// back once the ring has held at most a quarter of them for shrinkAfter pops.
-	peak, pops int
 }
-
-// shrinkAfter is how many pops the ring waits, holding at most a quarter of its slots,
-// before it halves its arrays: at a flush a second, about a minute. Waiting keeps a ring
-// whose backlog swings with every flush from reallocating at each one.
-const shrinkAfter = 64
 
 // initialSlots is how many slots a ring allocates at first, unless its capacity is less.
 const initialSlots = 256
@@ -63,11 +53,6 @@ func (r *Ring[T, S]) grow(need int) {
 	if size == len(r.buf) {
 		return
 	}
-	r.resize(size)
-}
-
-// resize moves the elements, in order, to new arrays of size slots (at least Len).
-func (r *Ring[T, S]) resize(size int) {
 	buf, side := make([]T, size), make([]S, size)
 	first := min(r.n, len(r.buf)-r.head) // the run up to the end of the old array
 	copy(buf, r.buf[r.head:r.head+first])
@@ -75,22 +60,6 @@ func (r *Ring[T, S]) resize(size int) {
 	copy(side, r.side[r.head:r.head+first])
 	copy(side[first:], r.side[:r.n-first])
 	r.buf, r.side, r.head = buf, side, 0
-	r.peak, r.pops = r.n, 0
-}
-
-// maybeShrink halves the arrays, down to initialSlots, when the ring has held at most a
-// quarter of its slots for shrinkAfter pops: memory a burst took is given back, so that the
-// process's heap follows what its buffers hold rather than the largest backlog it ever had.
-func (r *Ring[T, S]) maybeShrink() {
-	r.pops++
-	if r.pops < shrinkAfter {
-		return
-	}
-	if size := len(r.buf) / 2; size >= initialSlots && r.peak <= len(r.buf)/4 {
-		r.resize(size)
-		return
-	}
-	r.peak, r.pops = r.n, 0
 }
 
 // Push appends v, with its side value s, as the newest element. When the ring is full the
@@ -116,7 +85,6 @@ func (r *Ring[T, S]) Slot() (*T, *S) {
 	} else {
 		i = r.index(r.n)
 		r.n++
-		r.peak = max(r.peak, r.n)
 	}
 	return &r.buf[i], &r.side[i]
 }
@@ -148,7 +116,6 @@ func (r *Ring[T, S]) PopFront(dst []T, sdst []S, most int) ([]T, []S) {
 		r.head, r.n, k = r.index(run), r.n-run, k-run
 	}
 	r.settle(popped)
-	r.maybeShrink()
 	return dst, sdst
 }
 
@@ -195,7 +162,6 @@ func (r *Ring[T, S]) PushFront(vs []T, ss []S) (evicted int) {
 		r.buf[r.head], r.side[r.head] = vs[i], ss[i]
 		r.n++
 	}
-	r.peak = max(r.peak, r.n)
 	return evicted
 }
 
