@@ -46,17 +46,20 @@ func TestRoundTripEveryType(t *testing.T) {
 			{Key: "f", Value: morse.Float(1.5)}, {Key: "i", Value: morse.Int(-7)},
 			{Key: "u", Value: morse.Uint(math.MaxUint64)}, {Key: "s", Value: morse.String("a \"q\"\n")},
 			{Key: "b", Value: morse.Bool(true)}, {Key: "nan", Value: morse.Float(math.NaN())},
+			{Key: "fi", Value: morse.Float(-3)}, {Key: "fx", Value: morse.Float(0.1)}, {Key: "fe", Value: morse.Float(1e-300)},
 		}, t0),
 		morse.NewMetric("m", []morse.Tag{{Key: "host", Value: "h1"}}, []morse.Field{{Key: "i", Value: morse.Int(8)}}, t0.Add(time.Second)),
 	}
 	require.NoError(t, o.Write(testutil.Context(t), batch))
-	r := srv.Query(t, "select f, i, u, s, b from root.rt.m.h1")
-	require.Equal(t, []string{"root.rt.m.h1.f", "root.rt.m.h1.i", "root.rt.m.h1.u", "root.rt.m.h1.s", "root.rt.m.h1.b"}, r.Expressions)
-	require.Equal(t, []string{"DOUBLE", "INT64", "INT64", "TEXT", "BOOLEAN"}, r.DataTypes)
+	r := srv.Query(t, "select f, i, u, s, b, fi, fx, fe from root.rt.m.h1")
+	require.Equal(t, []string{"root.rt.m.h1.f", "root.rt.m.h1.i", "root.rt.m.h1.u", "root.rt.m.h1.s", "root.rt.m.h1.b",
+		"root.rt.m.h1.fi", "root.rt.m.h1.fx", "root.rt.m.h1.fe"}, r.Expressions)
+	require.Equal(t, []string{"DOUBLE", "INT64", "INT64", "TEXT", "BOOLEAN", "DOUBLE", "DOUBLE", "DOUBLE"}, r.DataTypes)
 	require.Equal(t, []int64{t0.UnixMilli(), t0.UnixMilli() + 1000}, r.Timestamps)
 	require.Equal(t, [][]any{
 		{json.Number("1.5"), nil}, {json.Number("-7"), json.Number("8")},
 		{json.Number("9223372036854775807"), nil}, {"a \"q\"\n", nil}, {true, nil},
+		{json.Number("-3.0"), nil}, {json.Number("0.1"), nil}, {json.Number("1.0E-300"), nil},
 	}, r.Values)
 }
 

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 var u0 = time.UnixMilli(1_700_000_000_000)
@@ -33,8 +35,8 @@ func TestTabletBody(t *testing.T) {
 	})
 	require.Equal(t, []int{4}, b.failed)
 	var bodies []string
-	for i := range b.list() {
-		body := b.list()[i].appendBody(nil)
+	for _, tab := range b.list() {
+		body := tab.appendBody(nil)
 		require.True(t, json.Valid(body), "%s", body)
 		bodies = append(bodies, string(body))
 	}
@@ -43,6 +45,47 @@ func TestTabletBody(t *testing.T) {
 		`{"device":"root.sg.mem","is_aligned":false,"timestamps":[1700000000000],"measurements":["f"],"data_types":["DOUBLE"],"values":[[0.5]]}`,
 		`{"device":"root.db.cpu.` + "`h-1`" + `","is_aligned":false,"timestamps":[1700000001000],"measurements":["a"],"data_types":["DOUBLE"],"values":[[2.5]]}`,
 	}, bodies)
+}
+
+// TestBuilderKeepsDevices: the devices and columns kept from one batch to the next do not
+// show in the next batch's bodies: a column without a value in a batch is left out, one that
+// held another type in an earlier batch takes this batch's, a device reached by another
+// identity (a tag value quoted or not) shares its tablet, a repeated field key keeps its
+// first value, and new settings start afresh.
+func TestBuilderKeepsDevices(t *testing.T) {
+	b := testBuilder()
+	bodies := func(batch ...morse.Metric) []string {
+		b.build(batch)
+		var out []string
+		for _, tab := range b.list() {
+			out = append(out, string(tab.appendBody(nil)))
+		}
+		return out
+	}
+	web := func(v string) []morse.Tag { return []morse.Tag{{Key: "host", Value: v}} }
+	require.Equal(t, []string{
+		`{"device":"root.db.m.` + "`w-1`" + `","is_aligned":false,"timestamps":[1700000000000],"measurements":["a","b"],"data_types":["INT64","BOOLEAN"],"values":[[1],[true]]}`,
+	}, bodies(morse.NewMetric("m", web("w-1"), []morse.Field{{Key: "a", Value: morse.Int(1)}, {Key: "b", Value: morse.Bool(true)}}, u0)))
+	require.Equal(t, []string{
+		`{"device":"root.db.m.` + "`w-1`" + `","is_aligned":false,"timestamps":[1700000001000,1700000002000],"measurements":["a","c"],"data_types":["DOUBLE","TEXT"],"values":[[0.5,null],[null,"x"]]}`,
+	}, bodies(
+		morse.NewMetric("m", web("w-1"), []morse.Field{{Key: "a", Value: morse.Float(0.5)}, {Key: "a", Value: morse.Int(9)}}, u0.Add(time.Second)),
+		morse.NewMetric("m", web("`w-1`"), []morse.Field{{Key: "c", Value: morse.String("x")}}, u0.Add(2*time.Second)),
+	))
+	b.set.database = "root.other"
+	require.Equal(t, []string{
+		`{"device":"root.other.m.` + "`w-1`" + `","is_aligned":false,"timestamps":[1700000000000],"measurements":["a"],"data_types":["INT64"],"values":[[2]]}`,
+	}, bodies(morse.NewMetric("m", web("w-1"), []morse.Field{{Key: "a", Value: morse.Int(2)}}, u0)))
+	require.Len(t, b.byDevice, 1)
+
+	// A hash that leads to another device's tablet (a collision) falls back to the path.
+	bodies(morse.NewMetric("n", nil, []morse.Field{{Key: "a", Value: morse.Int(3)}}, u0))
+	for h := range b.byHash {
+		b.byHash[h] = b.byDevice["root.other.n"]
+	}
+	require.Equal(t, []string{
+		`{"device":"root.other.m.` + "`w-1`" + `","is_aligned":false,"timestamps":[1700000000000],"measurements":["a"],"data_types":["INT64"],"values":[[4]]}`,
+	}, bodies(morse.NewMetric("m", web("w-1"), []morse.Field{{Key: "a", Value: morse.Int(4)}}, u0)))
 }
 
 // TestTagLevels: Telegraf's rules for tag values in a path.
@@ -113,7 +156,9 @@ func TestClassify(t *testing.T) {
 }
 
 // BenchmarkSerialize builds the tablets and bodies of a 1000-metric batch: 10 devices (cpu
-// of 10 hosts) of 100 rows, 6 fields each.
+// of 10 hosts) of 100 rows, 6 fields each. Wall time per metric (ns/metric) is inflated on a
+// shared machine; the process's CPU time per metric (cpu-ns/metric) is the figure to hold
+// to issue 39's target of 200 ns, and allocs/metric to its 0.
 func BenchmarkSerialize(b *testing.B) {
 	batch := make([]morse.Metric, 1000)
 	for i := range batch {
@@ -126,11 +171,19 @@ func BenchmarkSerialize(b *testing.B) {
 	bl := testBuilder()
 	var body []byte
 	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu := testutil.CPUTime(b)
 	for b.Loop() {
 		bl.build(batch)
-		for i := range bl.list() {
-			body = bl.list()[i].appendBody(body[:0])
+		for _, tab := range bl.list() {
+			body = tab.appendBody(body[:0])
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/metric")
+	cpu = testutil.CPUTime(b) - cpu
+	runtime.ReadMemStats(&ms1)
+	metrics := float64(b.N * len(batch))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/metrics, "ns/metric")
+	b.ReportMetric(float64(cpu.Nanoseconds())/metrics, "cpu-ns/metric")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/metrics, "allocs/metric")
 }
