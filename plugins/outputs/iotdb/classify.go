@@ -212,8 +212,13 @@ const failPrefix = "Fail to insert measurements ["
 // stored whole. When the names cannot be read, every row of the tablet is counted.
 func typeConflict(msg string, serr *ServerError, tab *tablet, batch []morse.Metric, tagsAsFields bool) error {
 	reason := ReasonMetadata
-	if strings.Contains(msg, "is not consistent") || strings.Contains(msg, "data type") {
+	switch {
+	case strings.Contains(msg, "is not consistent") || strings.Contains(msg, "data type"):
 		reason = morse.ReasonFieldTypeConflict
+	case strings.Contains(msg, "TSStatus(code:502") || strings.Contains(msg, "TSStatus(code:526"):
+		// A 507 that carries a series quota's status: IoTDB 2.0.1-beta's answer to new
+		// series past its memory for schemas ("Too many timeseries in memory").
+		reason = ReasonSchemaLimit
 	}
 	failed, ok := failedMeasurements(msg, tab)
 	var idx []int

@@ -122,6 +122,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{200, 200, "SUCCESS_STATUS", morse.OutcomeWritten, ""},
 		{200, 507, "Fail to insert measurements [a] caused by [data type of root.db.d.a is not consistent, registered type INT64, inserting type DOUBLE, timestamp 1, value 1.0]", morse.OutcomePartial, morse.ReasonFieldTypeConflict},
+		{200, 507, "TSStatus(code:502, message:Too many timeseries in memory without device template(current memory: 25949208, series num: 92434). To optimize memory, DEVICE TEMPLATE is more recommended when devices have same time series.)", morse.OutcomePartial, ReasonSchemaLimit},
 		{200, 509, "root.db.d is not a legal path", morse.OutcomeDropped, ReasonIllegalPath},
 		{200, 509, "a b is not a legal path", morse.OutcomeDropped, ReasonIllegalPath}, // rejected: isolated
 		{200, 305, "Index 1 out of bounds for length 1", morse.OutcomeDropped, ReasonInvalid},
@@ -144,7 +145,11 @@ func TestClassify(t *testing.T) {
 			switch e := err.(type) {
 			case *morse.PartialWriteError:
 				reason = e.Reason
-				require.Equal(t, []int{0}, e.Indices, "only the row that held a")
+				want := []int{0, 1} // no measurement named: every row
+				if c.reason == morse.ReasonFieldTypeConflict {
+					want = []int{0} // only the row that held a
+				}
+				require.Equal(t, want, e.Indices)
 			case *morse.PermanentError:
 				reason = e.Reason
 			case *morse.RejectedError:
