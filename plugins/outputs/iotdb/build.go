@@ -3,7 +3,6 @@ package iotdb
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -26,19 +25,20 @@ type settings struct {
 // that a field's column is where the field is in the metric, and a batch costs no allocation
 // once its devices have been seen. Beyond maxKeptDevices devices it starts afresh.
 type builder struct {
-	set      settings
-	tablets  []tablet
-	byDevice map[string]int // the device's first tablet, by its path
-	byHash   map[uint64]int // the same by the hash of its identity (devices.go)
-	seed     maphash.Seed
-	kept     settings // the settings the devices were made with
-	order    []int    // this batch's tablets, in the order the batch first used them
-	ptrs     []*tablet
-	gen      uint64 // the batch: a tablet whose gen differs holds an earlier batch's rows
-	dev      []byte
-	row      row
-	failed   []int // positions of the metrics that could not be serialized
-	firstErr error
+	set        settings
+	tablets    []tablet
+	byDevice   map[string]int // the device's first tablet, by its path
+	byIdentity map[string]int // the same by what made it (devices.go)
+	key        []byte
+	kept       settings // the settings the devices were made with
+	order      []int    // this batch's tablets, in the order the batch first used them
+	ptrs       []*tablet
+	gen        uint64 // the batch: a tablet whose gen differs holds an earlier batch's rows
+	dev        []byte
+	row        row
+	line       lineDecoder
+	failed     []int // positions of the metrics that could not be serialized
+	firstErr   error
 }
 
 // maxKeptDevices bounds the devices (and their buffers) a builder keeps between batches.
@@ -47,9 +47,8 @@ const maxKeptDevices = 4096
 // reset empties the builder for the next batch.
 func (b *builder) reset() {
 	b.gen++
-	if b.byDevice == nil || len(b.byDevice) > maxKeptDevices || b.set != b.kept {
-		b.byDevice, b.byHash, b.tablets = map[string]int{}, map[uint64]int{}, nil
-		b.seed, b.kept = maphash.MakeSeed(), b.set
+	if b.byDevice == nil || len(b.byIdentity) > maxKeptDevices || b.set != b.kept {
+		b.byDevice, b.byIdentity, b.tablets, b.kept = map[string]int{}, map[string]int{}, nil, b.set
 	}
 	b.order = b.order[:0]
 	b.failed = b.failed[:0]
@@ -76,6 +75,11 @@ func (b *builder) build(batch []morse.Metric) {
 }
 
 func (b *builder) add(pos int, m *morse.Metric) error {
+	if lt, ok := m.Line(); ok {
+		if view, ok := b.line.decode(lt.Text, m.Time()); ok {
+			m = &view // text that does not decode is expanded by the calls below
+		}
+	}
 	dev, err := b.deviceOf(m)
 	if err != nil {
 		return err
@@ -103,7 +107,6 @@ func (b *builder) tabletFor(i int) *tablet {
 		}
 		if t.next < 0 {
 			n := b.newTablet(t.device) // moves b.tablets: t is stale after it
-			b.tablets[n].id = t.id
 			b.tablets[i].next = n
 		}
 		i = b.tablets[i].next

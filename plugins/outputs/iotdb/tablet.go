@@ -3,6 +3,7 @@ package iotdb
 import (
 	"errors"
 	"math"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -36,7 +37,6 @@ type column struct {
 // tablet (next), so that every value is sent with its own type and IoTDB judges each.
 type tablet struct {
 	device    string
-	id        identity // what made the device (devices.go)
 	ts        []byte
 	cols      []column
 	positions []int // the rows' metrics, by position in the batch
@@ -122,7 +122,9 @@ func (t *tablet) add(pos int, ts int64, r *row) {
 }
 
 func (t *tablet) addColumn(name string, typ dataType) int {
-	t.cols = append(t.cols, column{name: name, typ: typ})
+	// A clone: the name may be a substring of a line metric's text (lineDecoder), which
+	// the column, kept from batch to batch, must not keep alive.
+	t.cols = append(t.cols, column{name: strings.Clone(name), typ: typ})
 	return len(t.cols) - 1
 }
 
