@@ -57,3 +57,19 @@ func TestAppendInt(t *testing.T) {
 		require.Equal(t, strconv.FormatUint(u, 10), string(appendUint(nil, u)))
 	}
 }
+
+// TestSameName is == for names of every length around its word compares.
+func TestSameName(t *testing.T) {
+	base := "abcdefghijklmnopqrstu"
+	for n := range len(base) {
+		a := base[:n]
+		b := string([]byte(a)) // another string of the same bytes
+		require.True(t, sameName(a, b), a)
+		for i := range n {
+			c := []byte(a)
+			c[i] = 'X'
+			require.False(t, sameName(a, string(c)), "%s %s", a, c)
+		}
+		require.False(t, sameName(a, base[:n+1]))
+	}
+}
