@@ -47,27 +47,35 @@ func appendFloat(b []byte, f float64) []byte {
 }
 
 // appendFixed appends n·10^-6, which is not an integer, with its trailing zeros dropped:
-// the integer part, then the six decimals two at a time from a table, then the zeros cut.
+// the integer part, then the decimals that are left, two at a time from a table.
 func appendFixed(b []byte, n int64) []byte {
 	u := uint64(n)
 	if n < 0 {
 		b = append(b, '-')
 		u = uint64(-n)
 	}
-	b = appendUint(b, u/scale)
-	frac := u % scale
-	var d [decimals + 1]byte
-	d[0] = '.'
-	for i := decimals - 1; i > 0; i -= 2 {
+	b = append(appendUint(b, u/scale), '.')
+	frac, k := u%scale, decimals // frac is not 0: at most five trailing zeros
+	if frac%1000 == 0 {
+		frac, k = frac/1000, k-3
+	}
+	if frac%100 == 0 {
+		frac, k = frac/100, k-2
+	}
+	if frac%10 == 0 {
+		frac, k = frac/10, k-1
+	}
+	l := len(b)
+	b = slices.Grow(b, k)[:l+k]
+	for i := l + k; i > l+1; i -= 2 { // k digits, leading zeros included
 		p := frac % 100 * 2
-		d[i], d[i+1] = digitPairs[p], digitPairs[p+1]
+		b[i-2], b[i-1] = digitPairs[p], digitPairs[p+1]
 		frac /= 100
 	}
-	end := len(d)
-	for d[end-1] == '0' { // frac is not 0: a digit other than 0 stops it
-		end--
+	if k%2 == 1 {
+		b[l] = byte('0' + frac)
 	}
-	return append(b, d[:end]...)
+	return b
 }
 
 // digitPairs are the two digits of 00 to 99.
