@@ -128,7 +128,8 @@ func unauthorized(status, code int) bool {
 //	800, 801, 802, 803, 804, 811 (or HTTP 401/403) retryable, unauthorized: credentials can be fixed
 //	507 "Fail to insert measurements [a, b] ..." partial: the other measurements are stored; the
 //	                                             rows with a value in a, b are dropped, at their
-//	                                             positions (field_type_conflict when "not consistent")
+//	                                             positions (field_type_conflict when "not consistent";
+//	                                             schema_limit when it carries a 502 or 526 status)
 //	509 naming the device                        permanent illegal_path, the tablet's rows
 //	509 naming a measurement, 303, 305, 614,     rejected: the batch writer isolates the metrics
 //	607, 606 "unsupported data type", 508          (one metric: permanent)
