@@ -165,6 +165,10 @@ func TestIoTDBScenario(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, []int64{12346, 654}, []int64{w, d})
 
+	over := result{LinesSent: 1000, LoadSec: 2}
+	over.setWritten(1040)
+	require.Equal(t, []float64{1000, 40, 100, 500}, []float64{float64(over.LinesDelivered), float64(over.Duplicates), over.DeliveryPct, over.DeliveredPerSec})
+
 	r := result{Scenario: scenario{Name: "http-iotdb", Transport: "http", Input: "influxdb_listener", Sink: sinkIoTDB}, CPUMicrosLine: 0.8, DeliveryPct: 100}
 	require.Equal(t, []target{{Goal: "agent CPU-µs per row <= 1 (IoTDB)", Scenario: "http-iotdb", Value: 0.8, Limit: 1, Met: true},
 		{Goal: "delivery % >= 99", Scenario: "http-iotdb", Value: 100, Limit: 99, Met: true}}, evaluate([]result{r}))
