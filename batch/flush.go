@@ -225,7 +225,7 @@ func (f *flusher) settle(fs []flight, stopped bool) (retryErr error) {
 			continue
 		}
 		f.buf.Accept(fs[i].batch)
-		morse.SettleTracked(fs[i].batch, fs[i].err == nil)
+		settleTracked(fs[i].batch, fs[i].err)
 		if fs[i].err != nil {
 			f.stats.writeErrors.Incr()
 		}
@@ -280,6 +280,33 @@ func (f *flusher) lostAtStop(fl *flight) {
 	}
 	f.lost.add(len(fl.batch), unknown)
 	f.drops.lose(DropEvent{Reason: reason, Count: len(fl.batch), Metrics: fl.batch, Err: fl.err})
+}
+
+// settleTracked reports the tracked metrics of a final write: delivered when the sink stored
+// them. A partial write that names the positions it dropped delivers the others (an IoTDB
+// 507, an InfluxDB partial write); one that only counts its drops delivers none, as it
+// cannot tell which were stored.
+func settleTracked(batch []morse.Metric, err error) {
+	if morse.Classify(err) != morse.OutcomePartial {
+		morse.SettleTracked(batch, err == nil)
+		return
+	}
+	pw := asPartial(err)
+	dropped := make([]bool, len(batch))
+	for _, part := range append([]*morse.PartialWriteError{pw}, pw.More...) {
+		if len(part.Indices) == 0 {
+			morse.SettleTracked(batch, false)
+			return
+		}
+		for _, i := range part.Indices {
+			if i >= 0 && i < len(batch) {
+				dropped[i] = true
+			}
+		}
+	}
+	for i := range batch {
+		morse.SettleTracked(batch[i:i+1], !dropped[i])
+	}
 }
 
 // release lets go of the metrics of settled batches. The slices are kept for the next

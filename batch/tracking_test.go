@@ -92,6 +92,49 @@ func runSettleCase(t *testing.T, answer func(int, []morse.Metric) error, limit, 
 	check(2)
 }
 
+// TestWriterSettlesAPartialWrite: of a partial write that names the metrics it dropped, the
+// groups of the others are delivered; when it only counts them, no group is.
+func TestWriterSettlesAPartialWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		indices []int
+		want    []morse.DeliveryInfo
+	}{
+		{name: "positions named", indices: []int{1}, want: []morse.DeliveryInfo{{ID: 1, Delivered: true}, {ID: 2, Delivered: false}}},
+		{name: "only counted", want: []morse.DeliveryInfo{{ID: 1, Delivered: false}, {ID: 2, Delivered: false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var got []morse.DeliveryInfo
+				out := &testutil.ScriptOutput{Answer: func(int, []morse.Metric) error {
+					return &morse.PartialWriteError{Dropped: 1, Indices: tc.indices, Reason: morse.ReasonFieldTypeConflict, Err: errors.New("507")}
+				}}
+				w, err := NewWriter(out, Options{Name: "t", BatchSize: 2, FlushInterval: time.Second, Logger: testutil.QuietLogger()})
+				require.NoError(t, err)
+				for id := range 2 {
+					g := morse.NewTrackingGroup(morse.TrackingID(id+1), func(d morse.DeliveryInfo) {
+						mu.Lock()
+						got = append(got, d)
+						mu.Unlock()
+					})
+					ms := []morse.Metric{morse.NewMetric("m", nil, []morse.Field{{Key: "v", Value: morse.Int(int64(id))}}, time.Unix(1, 0))}
+					g.Track(ms)
+					require.NoError(t, w.Write(ms[0]))
+					g.Done()
+				}
+				time.Sleep(1500 * time.Millisecond) // one flush
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				_ = w.Close(ctx)
+				mu.Lock()
+				defer mu.Unlock()
+				require.ElementsMatch(t, tc.want, got)
+			})
+		})
+	}
+}
+
 // BenchmarkWriterWriteBatch measures WriteBatch of 256 metrics from one goroutine with the
 // default options, untracked (a listener's batch) and tracked by one group (a queue
 // consumer's), while the flush goroutine drains full batches concurrently.

@@ -108,6 +108,17 @@ func (o *options) scenarios() []scenario {
 		// default (udp_payload): three lines each, on average.
 		{Name: "udp-512", Transport: "udp", Input: "socket_listener", Connections: 1, LinesPerRequest: 1000,
 			UDPPayload: 512, ReadBufferSize: "4MiB"},
+		// Issue 39: the same HTTP load into outputs.iotdb and a real IoTDB (iotdb.go). IoTDB
+		// takes one request per device. With the tags as TEXT measurements, a device is a
+		// measurement, and a batch is a few tablets of a hundred rows and more, the shape
+		// insertTablet is made for. With the tags as levels of the device (Telegraf's
+		// default), nearly every line of this load is a device of its own, so a batch is
+		// about as many requests of a row or two; its 10 hosts keep the series under what the
+		// test server's memory for schemas holds.
+		{Name: "http-iotdb", Transport: "http", Input: "influxdb_listener", Connections: o.httpConns, LinesPerRequest: 1000,
+			Sink: sinkIoTDB, IoTDBTagsAs: "fields"},
+		{Name: "http-iotdb-devices", Transport: "http", Input: "influxdb_listener", Connections: o.httpConns, LinesPerRequest: 1000,
+			Sink: sinkIoTDB, Hosts: 10},
 	}
 }
 
@@ -324,7 +335,11 @@ func (sc scenario) missing(plugins map[string]bool) string {
 	if sc.Input == "" {
 		return ""
 	}
-	for _, p := range []string{"inputs." + sc.Input, "outputs.influxdb", "inputs.internal", "outputs.file"} {
+	output := "outputs.influxdb"
+	if sc.Sink == sinkIoTDB {
+		output = "outputs.iotdb"
+	}
+	for _, p := range []string{"inputs." + sc.Input, output, "inputs.internal", "outputs.file"} {
 		if !plugins[p] {
 			return p
 		}
@@ -332,10 +347,12 @@ func (sc scenario) missing(plugins map[string]bool) string {
 	return ""
 }
 
-// agentPlugins lists the plugins the agent binary was built with, from `morse config`, and
-// its version.
+// agentPlugins lists which of the plugins the scenarios use the agent binary was built with,
+// from `morse config` with filters naming them (without filters it prints only Telegraf's
+// default plugins), and its version.
 func agentPlugins(bin string) (map[string]bool, string, error) {
-	out, err := exec.Command(bin, "config").Output()
+	out, err := exec.Command(bin, "config", "--input-filter", "influxdb_listener:socket_listener:internal",
+		"--output-filter", "influxdb:iotdb:file").Output()
 	if err != nil {
 		return nil, "", fmt.Errorf("%s config: %w", bin, err)
 	}

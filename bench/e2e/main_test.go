@@ -125,3 +125,28 @@ func TestExitCode(t *testing.T) {
 	broken := &report{Results: []result{{Error: "agent did not start"}}}
 	require.Equal(t, 1, broken.exitCode(false))
 }
+
+// TestIoTDBScenario: the IoTDB scenario's agent writes with outputs.iotdb instead of the
+// InfluxDB output, its delivered rows are what the agent says it wrote as it stopped, and
+// its CPU goal is issue 39's.
+func TestIoTDBScenario(t *testing.T) {
+	conf := agentConfig{Input: "influxdb_listener", Listen: "127.0.0.1:1", IoTDBURL: "http://127.0.0.1:2", IoTDBDatabase: "root.bench.r1"}.render()
+	require.Contains(t, conf, "[[outputs.iotdb]]\n  namedrop = [\"internal*\"]\n  url = \"http://127.0.0.1:2\"\n  database = \"root.bench.r1\"")
+	require.NotContains(t, conf, "outputs.influxdb")
+
+	log := filepath.Join(t.TempDir(), "morse.log")
+	require.NoError(t, os.WriteFile(log, []byte("I! [agent] shutting down\nmorse: outputs.iotdb: 0 metrics left unsent (written 12346, dropped 654)\n"+
+		"morse: outputs.file: 0 metrics left unsent (written 242, dropped 0)\n"), 0o600))
+	w, d, ok := finalCounts(log)
+	require.True(t, ok)
+	require.Equal(t, []int64{12346, 654}, []int64{w, d})
+
+	over := result{LinesSent: 1000, LoadSec: 2}
+	over.setWritten(1040)
+	require.Equal(t, []float64{1000, 40, 100, 500}, []float64{float64(over.LinesDelivered), float64(over.Duplicates), over.DeliveryPct, over.DeliveredPerSec})
+
+	r := result{Scenario: scenario{Name: "http-iotdb", Transport: "http", Input: "influxdb_listener", Sink: sinkIoTDB}, CPUMicrosLine: 0.8, DeliveryPct: 100}
+	require.Equal(t, []target{{Goal: "agent CPU-µs per row <= 1 (IoTDB)", Scenario: "http-iotdb", Value: 0.8, Limit: 1, Met: true},
+		{Goal: "delivery % >= 99", Scenario: "http-iotdb", Value: 100, Limit: 99, Met: true}}, evaluate([]result{r}))
+	require.Equal(t, "outputs.iotdb", r.Scenario.missing(map[string]bool{"inputs.influxdb_listener": true, "inputs.internal": true, "outputs.file": true}))
+}

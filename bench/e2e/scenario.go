@@ -45,6 +45,13 @@ type scenario struct {
 	SinkRate float64 `json:"sink_lines_per_sec,omitempty"`
 	// Group is the part of issue 13's matrix the scenario belongs to, for the matrix only.
 	Group string `json:"group,omitempty"`
+	// Sink is "iotdb" for outputs.iotdb into a real IoTDB (iotdb.go); empty is the InfluxDB
+	// output into the discarding sink.
+	Sink string `json:"sink,omitempty"`
+	// Hosts is the load tool's --hosts; 0 keeps its default, 1000.
+	Hosts int `json:"hosts,omitempty"`
+	// IoTDBTagsAs is outputs.iotdb's convert_tags_to; empty keeps device_id.
+	IoTDBTagsAs string `json:"iotdb_convert_tags_to,omitempty"`
 }
 
 // env is what every scenario shares.
@@ -56,6 +63,7 @@ type env struct {
 	duration            time.Duration
 	lines               int64
 	http                *http.Client
+	iotdb               *iotdbSink // started by the first IoTDB scenario
 }
 
 // result is what one scenario measured.
@@ -111,9 +119,12 @@ func (r *result) summary() runSummary {
 func (e *env) run(ctx context.Context, sc scenario) result {
 	res := result{Scenario: sc}
 	var err error
-	if sc.Input == "" {
+	switch {
+	case sc.Input == "":
 		err = e.runDirect(ctx, &res)
-	} else {
+	case sc.Sink == sinkIoTDB:
+		err = e.runIoTDB(ctx, &res)
+	default:
 		err = e.runAgent(ctx, &res)
 	}
 	if err != nil {
@@ -203,6 +214,11 @@ type agentRun struct {
 }
 
 func (e *env) startAgent(ctx context.Context, sc scenario, sinkAddr string) (*agentRun, error) {
+	return e.startAgentWith(ctx, sc, agentConfig{SinkAddr: sinkAddr})
+}
+
+// startAgentWith starts an agent with the scenario's listener and conf's output.
+func (e *env) startAgentWith(ctx context.Context, sc scenario, conf agentConfig) (*agentRun, error) {
 	network := "tcp"
 	if sc.Transport == loadgen.TransportUDP {
 		network = "udp"
@@ -218,8 +234,7 @@ func (e *env) startAgent(ctx context.Context, sc scenario, sinkAddr string) (*ag
 	if sc.Input == "socket_listener" {
 		listen = network + "://" + a.addr
 	}
-	conf := agentConfig{Input: sc.Input, Listen: listen, ReadBufferSize: sc.ReadBufferSize, SinkAddr: sinkAddr,
-		InternalFile: a.internalFile}
+	conf.Input, conf.Listen, conf.ReadBufferSize, conf.InternalFile = sc.Input, listen, sc.ReadBufferSize, a.internalFile
 	if sc.BufferStrategy == "disk" {
 		conf.BufferDir = filepath.Join(e.dir, sc.Name+"-buffer")
 	}
@@ -270,6 +285,9 @@ func (e *env) load(ctx context.Context, sc scenario, addr, path string) (*loadge
 	}
 	if sc.SendBuffer > 0 {
 		args = append(args, "--sndbuf", strconv.Itoa(sc.SendBuffer))
+	}
+	if sc.Hosts > 0 {
+		args = append(args, "--hosts", strconv.Itoa(sc.Hosts))
 	}
 	ctx, cancel := context.WithTimeout(ctx, duration+time.Minute)
 	defer cancel()

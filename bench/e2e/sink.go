@@ -34,8 +34,12 @@ func (e *env) freshSink(rate float64) (*sinkRun, error) {
 	return s, e.resetSink(s.addr)
 }
 
-// stopSinks stops every sink freshSink started.
+// stopSinks stops every sink freshSink started, and IoTDB.
 func (e *env) stopSinks() {
+	if e.iotdb != nil {
+		e.iotdb.srv.Close()
+		e.iotdb = nil
+	}
 	for rate, s := range e.sinks {
 		_, _, _ = s.proc.Stop(10 * time.Second)
 		delete(e.sinks, rate)

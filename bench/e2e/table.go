@@ -17,7 +17,7 @@ type target struct {
 }
 
 // evaluate checks the results against the targets: at most 2.5 CPU-µs per line from HTTP or
-// TCP through to the output's wire, at least 99% delivery from one load tool flat out over
+// TCP through to the output's wire (1 µs per row into IoTDB, issue 39), at least 99% delivery from one load tool flat out over
 // HTTP or TCP, and 100% UDP capture at the rate one sender reaches.
 func evaluate(results []result) []target {
 	var out []target
@@ -30,8 +30,12 @@ func evaluate(results []result) []target {
 		case "http", "tcp":
 			// CPU per line counts for flat-out and paced runs alike; delivery is stated
 			// for one load tool flat out.
-			out = append(out, target{Goal: "agent CPU-µs per line <= 2.5", Scenario: r.Scenario.Name,
-				Value: r.CPUMicrosLine, Limit: 2.5, Met: r.CPUMicrosLine <= 2.5})
+			goal, limit := "agent CPU-µs per line <= 2.5", 2.5
+			if r.Scenario.Sink == sinkIoTDB {
+				goal, limit = "agent CPU-µs per row <= 1 (IoTDB)", 1 // issue 39
+			}
+			out = append(out, target{Goal: goal, Scenario: r.Scenario.Name,
+				Value: r.CPUMicrosLine, Limit: limit, Met: r.CPUMicrosLine <= limit})
 			if flatOut {
 				out = append(out, target{Goal: "delivery % >= 99", Scenario: r.Scenario.Name,
 					Value: r.DeliveryPct, Limit: 99, Met: r.DeliveryPct >= 99})

@@ -114,6 +114,20 @@ func SharedIoTDB(t testing.TB) *IoTDB {
 	return sharedIoTDB.srv
 }
 
+// LaunchIoTDB starts a server for a program that is not a test, the benchmark harness
+// (bench/e2e): logf hears of its start. Close removes it.
+func LaunchIoTDB(opts IoTDBOptions, logf func(string, ...any)) (*IoTDB, error) {
+	s, err := startIoTDB(opts, logf)
+	if err != nil && s != nil {
+		s.terminate(logf)
+		return nil, err
+	}
+	return s, err
+}
+
+// Close removes a server that LaunchIoTDB started.
+func (s *IoTDB) Close() { s.terminate(func(string, ...any) {}) }
+
 // StopSharedIoTDB removes the server of SharedIoTDB, if one was started.
 func StopSharedIoTDB() {
 	sharedIoTDB.mu.Lock()

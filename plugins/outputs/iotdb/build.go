@@ -3,7 +3,7 @@ package iotdb
 import (
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,23 +20,37 @@ type settings struct {
 }
 
 // builder turns a batch into tablets, one or more per device, in one pass over the batch.
-// It is reused from write to write, so that its buffers, columns and device map are
-// allocated once: a batch costs an allocation per new device, none per metric.
+// It is reused from write to write, and keeps its devices, their tablets and the tablets'
+// columns from batch to batch: the next batch finds a device's columns in the same order, so
+// that a field's column is where the field is in the metric, and a batch costs no allocation
+// once its devices have been seen. Beyond maxKeptDevices devices it starts afresh.
 type builder struct {
-	set      settings
-	tablets  []tablet
-	n        int
-	byDevice map[string]int // the device's first tablet
-	dev      []byte
-	row      []value
-	failed   []int // positions of the metrics that could not be serialized
-	firstErr error
+	set        settings
+	tablets    []tablet
+	byDevice   map[string]int // the device's first tablet, by its path
+	byIdentity map[string]int // the same by what made it (devices.go)
+	key        []byte
+	kept       settings // the settings the devices were made with
+	order      []int    // this batch's tablets, in the order the batch first used them
+	ptrs       []*tablet
+	gen        uint64 // the batch: a tablet whose gen differs holds an earlier batch's rows
+	dev        []byte
+	row        row
+	line       lineDecoder
+	failed     []int // positions of the metrics that could not be serialized
+	firstErr   error
 }
+
+// maxKeptDevices bounds the devices (and their buffers) a builder keeps between batches.
+const maxKeptDevices = 4096
 
 // reset empties the builder for the next batch.
 func (b *builder) reset() {
-	b.n = 0
-	clear(b.byDevice)
+	b.gen++
+	if b.byDevice == nil || len(b.byIdentity) > maxKeptDevices || b.set != b.kept {
+		b.byDevice, b.byIdentity, b.tablets, b.kept = map[string]int{}, map[string]int{}, nil, b.set
+	}
+	b.order = b.order[:0]
 	b.failed = b.failed[:0]
 	b.firstErr = nil
 }
@@ -45,10 +59,8 @@ func (b *builder) reset() {
 // a tag value Telegraf refuses) are left out and listed in failed.
 func (b *builder) build(batch []morse.Metric) {
 	b.reset()
-	if b.byDevice == nil {
-		b.byDevice = map[string]int{}
-	}
-	for pos, m := range batch {
+	for pos := range batch {
+		m := &batch[pos] // a Metric is 112 bytes: not copied for every call
 		if err := b.add(pos, m); err != nil {
 			b.failed = append(b.failed, pos)
 			if b.firstErr == nil {
@@ -56,95 +68,58 @@ func (b *builder) build(batch []morse.Metric) {
 			}
 		}
 	}
+	b.ptrs = b.ptrs[:0]
+	for _, i := range b.order {
+		b.ptrs = append(b.ptrs, &b.tablets[i])
+	}
 }
 
-func (b *builder) add(pos int, m morse.Metric) error {
-	if err := b.device(m); err != nil {
+func (b *builder) add(pos int, m *morse.Metric) error {
+	if lt, ok := m.Line(); ok {
+		if view, ok := b.line.decode(lt.Text, m.Time()); ok {
+			m = &view // text that does not decode is expanded by the calls below
+		}
+	}
+	dev, err := b.deviceOf(m)
+	if err != nil {
 		return err
 	}
-	b.row = b.values(b.row[:0], m)
-	if len(b.row) == 0 {
+	if b.row.set(m, &b.set) == 0 {
 		return errNoValues
 	}
-	t := b.tabletFor()
-	t.add(pos, b.timestamp(m.Time()), b.row)
+	b.row.idx = slices.Grow(b.row.idx[:0], b.row.len())[:b.row.len()]
+	t := b.tabletFor(dev)
+	t.add(pos, b.timestamp(m.Time()), &b.row)
 	return nil
 }
 
-// tabletFor returns the first tablet of the device in b.dev that takes b.row as it is,
-// making it when there is none.
-func (b *builder) tabletFor() *tablet {
-	i, ok := b.byDevice[string(b.dev)] // no allocation: a lookup by the bytes
-	if !ok {
-		i = b.newTablet(string(b.dev))
-		b.byDevice[b.tablets[i].device] = i
-		return &b.tablets[i]
-	}
+// tabletFor returns the first tablet of the device whose first tablet is i that takes b.row
+// as it is, making it when there is none, with the columns of b.row's values in b.row.idx.
+func (b *builder) tabletFor(i int) *tablet {
 	for {
 		t := &b.tablets[i]
-		if t.fits(b.row) {
+		if t.gen != b.gen {
+			t.reset(b.gen)
+			b.order = append(b.order, i)
+		}
+		if t.match(&b.row) {
 			return t
 		}
 		if t.next < 0 {
-			t.next = b.newTablet(t.device)
-			return &b.tablets[t.next]
+			n := b.newTablet(t.device) // moves b.tablets: t is stale after it
+			b.tablets[i].next = n
 		}
-		i = t.next
+		i = b.tablets[i].next
 	}
 }
 
 func (b *builder) newTablet(device string) int {
-	if b.n == len(b.tablets) {
-		b.tablets = append(b.tablets, tablet{})
-	}
-	b.tablets[b.n].reset(device)
-	b.n++
-	return b.n - 1
+	b.tablets = append(b.tablets, tablet{device: device, next: -1})
+	return len(b.tablets) - 1
 }
 
 // list is the tablets of the last build, each device's in order.
-func (b *builder) list() []tablet { return b.tablets[:b.n] }
-
-// values appends m's values: its fields (NaN and infinities left out, as JSON has no word
-// for them), and with convert_tags_to = "fields" its tags as TEXT.
-func (b *builder) values(row []value, m morse.Metric) []value {
-	for _, f := range m.Fields() {
-		v := f.Value
-		typ := typeDouble
-		switch v.Type() {
-		case morse.TypeFloat:
-			if !finite(v.Float()) {
-				continue
-			}
-		case morse.TypeInt:
-			typ = typeInt64
-		case morse.TypeUint:
-			v, typ = b.convertUint(v.Uint())
-		case morse.TypeBool:
-			typ = typeBoolean
-		default:
-			typ = typeText
-		}
-		row = append(row, value{name: f.Key, typ: typ, v: v})
-	}
-	if b.set.tagsAsFields {
-		for _, t := range m.Tags() {
-			row = append(row, value{name: t.Key, typ: typeText, v: morse.String(t.Value)})
-		}
-	}
-	return row
-}
-
-// convertUint is uint64_conversion: IoTDB has no unsigned type.
-func (b *builder) convertUint(u uint64) (morse.Value, string) {
-	switch b.set.uint64To {
-	case "text":
-		return morse.Uint(u), typeText
-	case "int64":
-		return morse.Int(int64(u)), typeInt64 // wraps past MaxInt64, as Telegraf's does
-	}
-	return morse.Int(int64(min(u, math.MaxInt64))), typeInt64
-}
+func (b *builder) list() []*tablet { return b.ptrs }
 
 // timestamp is t in timestamp_precision.
 func (b *builder) timestamp(t time.Time) int64 {
@@ -162,7 +137,7 @@ func (b *builder) timestamp(t time.Time) int64 {
 // device writes m's device path into b.dev: its name, under database unless it starts with
 // root., and with convert_tags_to = "device_id" one level per tag value, in the order of
 // the tags' keys, as Telegraf's output builds it.
-func (b *builder) device(m morse.Metric) error {
+func (b *builder) device(m *morse.Metric) error {
 	name := m.Name()
 	b.dev = b.dev[:0]
 	if name != "root" && !strings.HasPrefix(name, "root.") {
@@ -189,12 +164,19 @@ var (
 )
 
 // appendLevel appends a tag value as a level of a path, quoted with backticks when
-// sanitize_tag says IoTDB would not take it bare, as Telegraf's validateTag does.
+// sanitize_tag says IoTDB would not take it bare, as Telegraf's validateTag does. One pass
+// over the value finds all it needs to know (levelClasses).
 func (b *builder) appendLevel(dst []byte, v string) ([]byte, error) {
 	if v == "root" {
 		return dst, errRootTag
 	}
-	if strings.IndexByte(v, '`') >= 0 {
+	all, some := uint8(0xff), uint8(0)
+	for i := 0; i < len(v); i++ {
+		c := levelClass[v[i]]
+		all &= c
+		some |= c
+	}
+	if some&classTick != 0 {
 		inner := ""
 		if len(v) >= 2 && v[0] == '`' && v[len(v)-1] == '`' {
 			inner = v[1 : len(v)-1]
@@ -204,7 +186,7 @@ func (b *builder) appendLevel(dst []byte, v string) ([]byte, error) {
 		}
 		return append(dst, v...), nil
 	}
-	if needsQuotes(b.set.sanitize, v) {
+	if needsQuotes(b.set.sanitize, all) {
 		dst = append(dst, '`')
 		dst = append(dst, v...)
 		return append(dst, '`'), nil
@@ -212,21 +194,41 @@ func (b *builder) appendLevel(dst []byte, v string) ([]byte, error) {
 	return append(dst, v...), nil
 }
 
-// needsQuotes is Telegraf's sanitize_tag: for IoTDB 1.x (and 2.x) a value with a character
-// outside [0-9a-zA-Z_] or of digits only; for 0.13 one with a character outside
-// [0-9a-zA-Z_:@#${}]; never when sanitize_tag is unset.
-func needsQuotes(mode, v string) bool {
-	if mode == "" {
-		return false
-	}
-	digits := true
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		word := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		digits = digits && c >= '0' && c <= '9'
-		if !word && (mode != "0.13" || strings.IndexByte(":@#${}", c) < 0) {
-			return true
+// The classes of a byte in a tag value, as bits: a word character ([0-9a-zA-Z_]), one
+// that IoTDB 0.13 takes bare (a word character or one of :@#${}), a digit, a backtick.
+const (
+	classWord uint8 = 1 << iota
+	classWord013
+	classDigit
+	classTick
+)
+
+var levelClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= '0' && c <= '9':
+			t[c] = classWord | classWord013 | classDigit
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+			t[c] = classWord | classWord013
+		case strings.IndexByte(":@#${}", byte(c)) >= 0:
+			t[c] = classWord013
+		case c == '`':
+			t[c] = classTick
 		}
 	}
-	return mode != "0.13" && digits
+	return t
+}()
+
+// needsQuotes is Telegraf's sanitize_tag, given the classes every byte of a value has in
+// common (all): for IoTDB 1.x (and 2.x) a value with a character outside [0-9a-zA-Z_] or of
+// digits only; for 0.13 one with a character outside [0-9a-zA-Z_:@#${}]; never when
+// sanitize_tag is unset.
+func needsQuotes(mode string, all uint8) bool {
+	switch mode {
+	case "":
+		return false
+	case "0.13":
+		return all&classWord013 == 0
+	}
+	return all&classWord == 0 || all&classDigit != 0
 }

@@ -128,7 +128,8 @@ func unauthorized(status, code int) bool {
 //	800, 801, 802, 803, 804, 811 (or HTTP 401/403) retryable, unauthorized: credentials can be fixed
 //	507 "Fail to insert measurements [a, b] ..." partial: the other measurements are stored; the
 //	                                             rows with a value in a, b are dropped, at their
-//	                                             positions (field_type_conflict when "not consistent")
+//	                                             positions (field_type_conflict when "not consistent";
+//	                                             schema_limit when it carries a 502 or 526 status)
 //	509 naming the device                        permanent illegal_path, the tablet's rows
 //	509 naming a measurement, 303, 305, 614,     rejected: the batch writer isolates the metrics
 //	607, 606 "unsupported data type", 508          (one metric: permanent)
@@ -212,8 +213,13 @@ const failPrefix = "Fail to insert measurements ["
 // stored whole. When the names cannot be read, every row of the tablet is counted.
 func typeConflict(msg string, serr *ServerError, tab *tablet, batch []morse.Metric, tagsAsFields bool) error {
 	reason := ReasonMetadata
-	if strings.Contains(msg, "is not consistent") || strings.Contains(msg, "data type") {
+	switch {
+	case strings.Contains(msg, "is not consistent") || strings.Contains(msg, "data type"):
 		reason = morse.ReasonFieldTypeConflict
+	case strings.Contains(msg, "TSStatus(code:502") || strings.Contains(msg, "TSStatus(code:526"):
+		// A 507 that carries a series quota's status: IoTDB 2.0.1-beta's answer to new
+		// series past its memory for schemas ("Too many timeseries in memory").
+		reason = ReasonSchemaLimit
 	}
 	failed, ok := failedMeasurements(msg, tab)
 	var idx []int

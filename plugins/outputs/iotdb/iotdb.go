@@ -106,6 +106,7 @@ var (
 	_ morse.LoggerSetter     = (*IoTDB)(nil)
 	_ morse.ConcurrentWriter = (*IoTDB)(nil)
 	_ morse.WriteTimeouter   = (*IoTDB)(nil)
+	_ morse.LineWriter       = (*IoTDB)(nil)
 )
 
 // SetLogger gives the output the engine's logger.

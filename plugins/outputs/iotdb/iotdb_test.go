@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,17 +48,20 @@ func TestRoundTripEveryType(t *testing.T) {
 			{Key: "f", Value: morse.Float(1.5)}, {Key: "i", Value: morse.Int(-7)},
 			{Key: "u", Value: morse.Uint(math.MaxUint64)}, {Key: "s", Value: morse.String("a \"q\"\n")},
 			{Key: "b", Value: morse.Bool(true)}, {Key: "nan", Value: morse.Float(math.NaN())},
+			{Key: "fi", Value: morse.Float(-3)}, {Key: "fx", Value: morse.Float(0.1)}, {Key: "fe", Value: morse.Float(1e-300)},
 		}, t0),
 		morse.NewMetric("m", []morse.Tag{{Key: "host", Value: "h1"}}, []morse.Field{{Key: "i", Value: morse.Int(8)}}, t0.Add(time.Second)),
 	}
 	require.NoError(t, o.Write(testutil.Context(t), batch))
-	r := srv.Query(t, "select f, i, u, s, b from root.rt.m.h1")
-	require.Equal(t, []string{"root.rt.m.h1.f", "root.rt.m.h1.i", "root.rt.m.h1.u", "root.rt.m.h1.s", "root.rt.m.h1.b"}, r.Expressions)
-	require.Equal(t, []string{"DOUBLE", "INT64", "INT64", "TEXT", "BOOLEAN"}, r.DataTypes)
+	r := srv.Query(t, "select f, i, u, s, b, fi, fx, fe from root.rt.m.h1")
+	require.Equal(t, []string{"root.rt.m.h1.f", "root.rt.m.h1.i", "root.rt.m.h1.u", "root.rt.m.h1.s", "root.rt.m.h1.b",
+		"root.rt.m.h1.fi", "root.rt.m.h1.fx", "root.rt.m.h1.fe"}, r.Expressions)
+	require.Equal(t, []string{"DOUBLE", "INT64", "INT64", "TEXT", "BOOLEAN", "DOUBLE", "DOUBLE", "DOUBLE"}, r.DataTypes)
 	require.Equal(t, []int64{t0.UnixMilli(), t0.UnixMilli() + 1000}, r.Timestamps)
 	require.Equal(t, [][]any{
 		{json.Number("1.5"), nil}, {json.Number("-7"), json.Number("8")},
 		{json.Number("9223372036854775807"), nil}, {"a \"q\"\n", nil}, {true, nil},
+		{json.Number("-3.0"), nil}, {json.Number("0.1"), nil}, {json.Number("1.0E-300"), nil},
 	}, r.Values)
 }
 
@@ -137,4 +142,46 @@ func TestIllegalDevice(t *testing.T) {
 	require.NoError(t, o.Write(testutil.Context(t), []morse.Metric{m}))
 	r := srv.Query(t, "select v from root.ill.cpu.`web-1`")
 	require.Equal(t, [][]any{{json.Number("1")}}, r.Values)
+}
+
+// TestTypeAgainstStoredSeries writes each morse value type into a series that already holds
+// each IoTDB type, and holds IoTDB 2.0.1-beta to what docs/telegraf-compat.md says of it:
+// a value of the series' own type is stored; an integer into a DOUBLE series is stored as a
+// double; every other pair is refused with 507 and counted, for the metric that carried it
+// alone, as field_type_conflict.
+func TestTypeAgainstStoredSeries(t *testing.T) {
+	srv := testserver.SharedIoTDB(t)
+	o := newOutput(t, srv, "root.tm")
+	series := []string{"BOOLEAN", "INT64", "DOUBLE", "TEXT"}
+	values := map[string]morse.Value{"bool": morse.Bool(true), "int": morse.Int(3), "float": morse.Float(2.5), "string": morse.String("x")}
+	kinds := []string{"bool", "int", "float", "string"}
+	stored := map[string]bool{ // series/value: what IoTDB takes
+		"BOOLEAN/bool": true, "INT64/int": true, "DOUBLE/float": true, "TEXT/string": true, "DOUBLE/int": true,
+	}
+	var batch []morse.Metric
+	for _, s := range series {
+		for _, k := range kinds {
+			srv.NonQuery(t, "create timeseries root.tm."+s+"_"+k+".v with datatype="+s)
+			batch = append(batch, morse.NewMetric(s+"_"+k, nil, []morse.Field{{Key: "v", Value: values[k]}}, t0))
+		}
+	}
+	err := o.Write(testutil.Context(t), batch)
+	pw, ok := errors.AsType[*morse.PartialWriteError](err)
+	require.True(t, ok, "%v", err)
+	written, dropped := pw.Split(len(batch))
+	require.Equal(t, []int{len(stored), len(batch) - len(stored)}, []int{written, dropped}, "%v", err)
+	require.Equal(t, morse.ReasonFieldTypeConflict, pw.Reason)
+	for i, m := range batch {
+		name := m.Name()
+		s, k, _ := strings.Cut(name, "_")
+		refused := slices.Contains(append(append([]int{}, pw.Indices...), indices(pw.More)...), i)
+		require.Equal(t, !stored[s+"/"+k], refused, "%s into %s", k, s)
+		if stored[s+"/"+k] {
+			r := srv.Query(t, "select v from root.tm."+name)
+			require.Equal(t, []string{s}, r.DataTypes, name)
+			require.Len(t, r.Values, 1, name)
+		}
+	}
+	r := srv.Query(t, "select v from root.tm.DOUBLE_int")
+	require.Equal(t, [][]any{{json.Number("3.0")}}, r.Values, "the integer is stored as a double")
 }

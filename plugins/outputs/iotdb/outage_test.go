@@ -74,7 +74,8 @@ func TestPausedServer(t *testing.T) {
 	require.Eventually(t, func() bool { return w.Stats().WriteErrors >= 2 }, 30*time.Second, 20*time.Millisecond)
 	require.Zero(t, w.Stats().Written)
 	require.Zero(t, w.Stats().Dropped)
-	require.GreaterOrEqual(t, w.Stats().BufferSize, 150, "held: the buffer, and at most a batch in flight")
+	require.GreaterOrEqual(t, w.Stats().BufferSize, 200-o.MaxConcurrentWrites()*50,
+		"held: the buffer, and at most MaxConcurrentWrites batches of 50 in flight")
 	srv.Unpause(t)
 	require.Eventually(t, func() bool { return w.Stats().Written == 200 }, 60*time.Second, 20*time.Millisecond)
 	require.Zero(t, w.Stats().Dropped)

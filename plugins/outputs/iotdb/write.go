@@ -48,9 +48,7 @@ func (o *IoTDB) Write(ctx context.Context, batch []morse.Metric) error {
 	if len(s.b.failed) > 0 {
 		t.AddAt(morse.Permanent(morse.ReasonSerialize, s.b.firstErr), s.b.failed)
 	}
-	tablets := s.b.list()
-	for i := range tablets {
-		tab := &tablets[i]
+	for _, tab := range s.b.list() {
 		s.body = tab.appendBody(s.body[:0])
 		a, err := o.send(ctx, client, endpoint, s.body)
 		if err != nil {
