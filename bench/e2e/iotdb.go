@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/morse-agent/morse/internal/testserver"
+	"github.com/morse-agent/morse/internal/testutil"
 )
 
 // sinkIoTDB is the Sink of the scenarios that write into a real IoTDB (issue 39): the
@@ -63,7 +64,7 @@ func (e *env) runIoTDB(ctx context.Context, res *result) error {
 			_, _, _ = a.proc.Stop(10 * time.Second)
 		}
 	}()
-	cpu0, err := readCPU(a.proc.PID())
+	cpu0, err := testutil.ProcCPU(a.proc.PID())
 	if err != nil {
 		return err
 	}
