@@ -27,7 +27,18 @@ known=$("$bin" config | sed -n 's/^\[\[inputs\.\([a-z_]*\)\]\]$/\1/p')
 case "$conf" in
 system) args=(--config "$dir/idle.conf") ;;
 default) args=() ;;
-*) args=(--config "$conf") ;;
+*)
+	# Every loopback port of the file is replaced with one free at run time, so that the
+	# measurement never binds or dials a fixed port.
+	python3 - "$conf" "$dir/custom.conf" <<'PY'
+import re, socket, sys
+def free():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close(); return str(port)
+text = open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(re.sub(r"127\.0\.0\.1:\d+", lambda m: "127.0.0.1:" + free(), text))
+PY
+	args=(--config "$dir/custom.conf")
+	;;
 esac
 "$bin" "${args[@]}" >/dev/null 2>"$dir/log" &
 pid=$!
