@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
+	"github.com/morse-agent/morse/internal/testutil"
 	parser "github.com/morse-agent/morse/plugins/parsers/influx"
 	prw "github.com/morse-agent/morse/plugins/serializers/prometheusremotewrite"
 )
@@ -43,9 +44,13 @@ func BenchmarkSerialize(b *testing.B) {
 			s := prw.New(prw.Options{SortMetrics: sorted})
 			buf, _ := s.AppendBatch(nil, ms)
 			b.ReportAllocs()
+			cpu := testutil.CPUTime(b)
 			for b.Loop() {
 				buf, _ = s.AppendBatch(buf[:0], ms)
 			}
+			// The process's CPU time as well: on a loaded machine it compares runs where
+			// elapsed time does not.
+			b.ReportMetric(float64((testutil.CPUTime(b) - cpu).Nanoseconds())/float64(b.N*samples), "cpu-ns/sample")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*samples), "ns/sample")
 			b.ReportMetric(float64(testing.AllocsPerRun(1, func() { buf, _ = s.AppendBatch(buf[:0], ms) }))/float64(samples), "allocs/sample")
 			b.ReportMetric(0, "ns/op")
