@@ -50,7 +50,7 @@ func BenchmarkSerialize(b *testing.B) {
 			}
 			// The process's CPU time as well: on a loaded machine it compares runs where
 			// elapsed time does not.
-			b.ReportMetric(float64((testutil.CPUTime(b) - cpu).Nanoseconds())/float64(b.N*samples), "cpu-ns/sample")
+			b.ReportMetric(float64((testutil.CPUTime(b)-cpu).Nanoseconds())/float64(b.N*samples), "cpu-ns/sample")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*samples), "ns/sample")
 			b.ReportMetric(float64(testing.AllocsPerRun(1, func() { buf, _ = s.AppendBatch(buf[:0], ms) }))/float64(samples), "allocs/sample")
 			b.ReportMetric(0, "ns/op")
