@@ -67,6 +67,7 @@ type collector struct {
 
 	names  [2]map[string]fieldNames // by measurement, without and with distribution
 	nameOf []string                 // the names by number
+	namePB [][]byte                 // and as encoded __name__ labels
 	hist   map[string]bool          // names that the batch shows to be histograms
 	summ   map[string]bool          // and summaries
 
@@ -102,7 +103,8 @@ func (c *collector) reset() {
 	clear(c.seriesOf)
 	clear(c.seriesByID)
 	if len(c.nameOf) >= maxNames {
-		c.names, c.nameOf = [2]map[string]fieldNames{}, c.nameOf[:0]
+		clear(c.namePB)
+		c.names, c.nameOf, c.namePB = [2]map[string]fieldNames{}, c.nameOf[:0], c.namePB[:0]
 	}
 	c.last = -1
 	c.hist, c.summ = nil, nil

@@ -37,6 +37,10 @@ func (c *collector) encode(dst []byte) []byte {
 		nameAt, extraAt := c.insertions(labels, s)
 		name := label{"__name__", s.name}
 		samples := c.samples(s)
+		var namePB []byte // the __name__ label, encoded once for all batches when numbered
+		if s.nameID >= 0 {
+			namePB = c.namePB[s.nameID]
+		}
 		size := nested(labelSize(name)) + int(c.setEnd(set, len(labels))-set.pbLo)
 		if extraAt >= 0 {
 			size += nested(labelSize(s.extra))
@@ -59,7 +63,11 @@ func (c *collector) encode(dst []byte) []byte {
 				continue
 			}
 			dst = append(dst, c.setPB[c.setEnd(set, from):c.setEnd(set, at)]...)
-			dst = appendLabel(dst, ins[j])
+			if ins[j].name == "__name__" && namePB != nil {
+				dst = append(dst, namePB...)
+			} else {
+				dst = appendLabel(dst, ins[j])
+			}
 			from = at
 		}
 		dst = append(dst, c.setPB[c.setEnd(set, from):c.setEnd(set, len(labels))]...)

@@ -44,6 +44,7 @@ func (c *collector) metricName(fn fieldNames, measurement, field string, distrib
 	if n, ok := prometheus.SanitizeMetricName(prometheus.MetricName(measurement, field, distribution), false); ok {
 		id = int32(len(c.nameOf))
 		c.nameOf = append(c.nameOf, n)
+		c.namePB = append(c.namePB, appendLabel(nil, label{"__name__", n}))
 	}
 	fn[strings.Clone(field)] = id
 	return id

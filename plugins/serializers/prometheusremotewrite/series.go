@@ -21,6 +21,7 @@ type series struct {
 	first    sample
 	more     []sample
 	unsorted bool  // some sample came before an earlier one
+	nameID   int32 // the name's number in c.nameOf, or -1 for a name made per sample
 	lo, hi   int32 // its labels in c.sorted, for prometheus_sort_metrics
 }
 
@@ -110,7 +111,7 @@ func (c *collector) put(name string, extra label, smp sample) {
 		return
 	}
 	c.seriesOf[k] = int32(len(c.series))
-	c.series = append(c.series, series{seriesKey: k, first: smp})
+	c.series = append(c.series, series{seriesKey: k, first: smp, nameID: -1})
 }
 
 // putByID adds smp to the series of name number id, without extra label. The batch has no
@@ -123,7 +124,7 @@ func (c *collector) putByID(id int32, smp sample) {
 		return
 	}
 	c.seriesByID[k] = int32(len(c.series))
-	c.series = append(c.series, series{seriesKey: seriesKey{set: set, name: c.nameOf[id]}, first: smp})
+	c.series = append(c.series, series{seriesKey: seriesKey{set: set, name: c.nameOf[id]}, first: smp, nameID: id})
 }
 
 // putIfAbsent adds a placeholder, 0, to the series of name and extra unless the batch has
@@ -132,7 +133,7 @@ func (c *collector) putIfAbsent(name string, extra label, ts int64) {
 	k := c.key(name, extra)
 	if _, ok := c.seriesOf[k]; !ok {
 		c.seriesOf[k] = int32(len(c.series))
-		c.series = append(c.series, series{seriesKey: k, first: sample{ts: ts, weight: placeholder}})
+		c.series = append(c.series, series{seriesKey: k, first: sample{ts: ts, weight: placeholder}, nameID: -1})
 	}
 }
 
