@@ -61,13 +61,14 @@ type collector struct {
 
 	series   []series
 	seriesOf map[seriesKey]int32
-	// seriesByID finds a series by set and name number, when the batch has no histogram or
-	// summary (whose series' names are made per sample): one 8-byte key, no string hashed.
+	// seriesByID finds a series without le or quantile by set and name number: one 8-byte
+	// key, no string hashed; seriesOf finds the others.
 	seriesByID map[uint64]int32
 
 	names  [2]map[string]fieldNames // by measurement, without and with distribution
 	nameOf []string                 // the names by number
 	namePB [][]byte                 // and as encoded __name__ labels
+	idOf   map[string]int32         // their numbers
 	hist   map[string]bool          // names that the batch shows to be histograms
 	summ   map[string]bool          // and summaries
 
@@ -80,7 +81,7 @@ type collector struct {
 
 func newCollector(o Options) *collector {
 	c := &collector{o: o, seed: maphash.MakeSeed(), setOf: map[uint64]int32{}, seriesOf: map[seriesKey]int32{},
-		seriesByID: map[uint64]int32{}, last: -1}
+		seriesByID: map[uint64]int32{}, idOf: map[string]int32{}, last: -1}
 	c.h.SetSeed(c.seed)
 	return c
 }
@@ -104,6 +105,7 @@ func (c *collector) reset() {
 	clear(c.seriesByID)
 	if len(c.nameOf) >= maxNames {
 		clear(c.namePB)
+		clear(c.idOf)
 		c.names, c.nameOf, c.namePB = [2]map[string]fieldNames{}, c.nameOf[:0], c.namePB[:0]
 	}
 	c.last = -1
@@ -191,7 +193,6 @@ func (c *collector) add(m morse.Metric) (n int, why problem) {
 	c.set = -1
 	ts := m.Time().UnixNano() / 1e6
 	fields := c.fieldNames(m.Name(), k != untyped)
-	byID := c.hist == nil && c.summ == nil
 	for _, f := range m.Fields() {
 		id := c.metricName(fields, m.Name(), f.Key, k != untyped)
 		if id < 0 {
@@ -211,11 +212,7 @@ func (c *collector) add(m morse.Metric) (n int, why problem) {
 				why = problem{badValue, f}
 				continue
 			}
-			if byID {
-				c.putByID(id, sample{ts, v, real})
-			} else {
-				c.put(name, label{}, sample{ts, v, real})
-			}
+			c.putByID(id, sample{ts, v, real})
 			made = 1
 		}
 		n += made

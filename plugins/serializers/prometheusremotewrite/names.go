@@ -42,10 +42,22 @@ func (c *collector) metricName(fn fieldNames, measurement, field string, distrib
 	}
 	id := int32(-1)
 	if n, ok := prometheus.SanitizeMetricName(prometheus.MetricName(measurement, field, distribution), false); ok {
-		id = int32(len(c.nameOf))
-		c.nameOf = append(c.nameOf, n)
-		c.namePB = append(c.namePB, appendLabel(nil, label{"__name__", n}))
+		id = c.nameID(n)
 	}
 	fn[strings.Clone(field)] = id
+	return id
+}
+
+// nameID is the number of a series name, given one when new: one name has one number,
+// whether it comes from a field or is made per sample (a histogram's name_sum).
+func (c *collector) nameID(n string) int32 {
+	if id, ok := c.idOf[n]; ok {
+		return id
+	}
+	id := int32(len(c.nameOf))
+	n = strings.Clone(n)
+	c.nameOf = append(c.nameOf, n)
+	c.namePB = append(c.namePB, appendLabel(nil, label{"__name__", n}))
+	c.idOf[n] = id
 	return id
 }

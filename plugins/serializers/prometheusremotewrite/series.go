@@ -106,6 +106,10 @@ func (c *collector) key(name string, extra label) seriesKey {
 // put adds smp to the series of name and extra.
 func (c *collector) put(name string, extra label, smp sample) {
 	k := c.key(name, extra)
+	if k.extra.name == "" {
+		c.putByID(c.nameID(name), smp)
+		return
+	}
 	if i, ok := c.seriesOf[k]; ok {
 		c.series[i].add(smp)
 		return
@@ -114,27 +118,47 @@ func (c *collector) put(name string, extra label, smp sample) {
 	c.series = append(c.series, series{seriesKey: k, first: smp, nameID: -1})
 }
 
-// putByID adds smp to the series of name number id, without extra label. The batch has no
-// histogram or summary, whose series are found by name in c.seriesOf.
+// putByID adds smp to the series of name number id, without extra label: one 8-byte key
+// for the map, no string hashed.
 func (c *collector) putByID(id int32, smp sample) {
-	set := c.setOfMetric()
-	k := uint64(uint32(set))<<32 | uint64(uint32(id))
-	if i, ok := c.seriesByID[k]; ok {
+	if i, ok := c.byID(id); ok {
 		c.series[i].add(smp)
 		return
 	}
-	c.seriesByID[k] = int32(len(c.series))
+	c.newByID(id, smp)
+}
+
+func (c *collector) byID(id int32) (int32, bool) {
+	i, ok := c.seriesByID[uint64(uint32(c.setOfMetric()))<<32|uint64(uint32(id))]
+	return i, ok
+}
+
+func (c *collector) newByID(id int32, smp sample) {
+	set := c.setOfMetric()
+	c.seriesByID[uint64(uint32(set))<<32|uint64(uint32(id))] = int32(len(c.series))
 	c.series = append(c.series, series{seriesKey: seriesKey{set: set, name: c.nameOf[id]}, first: smp, nameID: id})
 }
 
 // putIfAbsent adds a placeholder, 0, to the series of name and extra unless the batch has
 // the series already.
 func (c *collector) putIfAbsent(name string, extra label, ts int64) {
+	smp := sample{ts: ts, weight: placeholder}
 	k := c.key(name, extra)
+	if k.extra.name == "" {
+		if id := c.nameID(name); !c.has(id) {
+			c.newByID(id, smp)
+		}
+		return
+	}
 	if _, ok := c.seriesOf[k]; !ok {
 		c.seriesOf[k] = int32(len(c.series))
-		c.series = append(c.series, series{seriesKey: k, first: sample{ts: ts, weight: placeholder}, nameID: -1})
+		c.series = append(c.series, series{seriesKey: k, first: smp, nameID: -1})
 	}
+}
+
+func (c *collector) has(id int32) bool {
+	_, ok := c.byID(id)
+	return ok
 }
 
 // seriesLabels appends the labels of s to dst, sorted by name.
