@@ -47,7 +47,8 @@ func exposedCounts(t *testing.T, url string) map[string]int {
 
 // TestScrapeNodeExporter: morse scrapes a real node_exporter, in protobuf (which morse's
 // Accept prefers and node_exporter serves, gzipped) and in the text format, and gets one
-// metric per sample line of the exporter's own /metrics, family by family.
+// metric per sample line of the exporter's own /metrics, family by family; also when
+// http_headers asks for gzip itself (the scrape gunzips what the exporter then gzips).
 func TestScrapeNodeExporter(t *testing.T) {
 	node := testserver.SharedNodeExporter(t)
 	want := exposedCounts(t, node.URL())
@@ -59,13 +60,16 @@ func TestScrapeNodeExporter(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.True(t, New().isProtobuf(resp.Header.Get("Content-Type")), "node_exporter answers morse's Accept in protobuf")
-	for _, format := range []string{"protobuf", "text"} {
+	for _, format := range []string{"protobuf", "text", "text-gzip-asked"} {
 		t.Run(format, func(t *testing.T) {
 			p := New()
 			p.URLs = []string{node.URL()}
 			p.MetricVersion = 2
-			if format == "text" {
+			switch format {
+			case "text":
 				p.HTTPHeaders = map[string]string{"Accept": "text/plain;version=0.0.4"}
+			case "text-gzip-asked":
+				p.HTTPHeaders = map[string]string{"Accept": "text/plain;version=0.0.4", "Accept-Encoding": "gzip"}
 			}
 			reg := selfstat.New()
 			p.SetSelfStats(reg)

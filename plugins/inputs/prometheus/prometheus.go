@@ -21,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/common/tlsclient"
 	"github.com/morse-agent/morse/plugins/parsers"
@@ -226,6 +228,21 @@ func (p *Prometheus) urlTags(raw string) []morse.Tag {
 	return []morse.Tag{{Key: p.URLTag, Value: stripUser(raw)}}
 }
 
+// gzipReaders are the gunzip readers of scrapes, reused: each holds a window and tables.
+var gzipReaders sync.Pool // *gzip.Reader
+
+// gunzip returns a pooled reader of the gzip stream r; the caller puts it back.
+func gunzip(r io.Reader) (*gzip.Reader, error) {
+	if zr, ok := gzipReaders.Get().(*gzip.Reader); ok {
+		if err := zr.Reset(r); err != nil {
+			gzipReaders.Put(zr)
+			return nil, err
+		}
+		return zr, nil
+	}
+	return gzip.NewReader(r)
+}
+
 // scrape reads one URL and adds its metrics; it returns the body's length, -1 when no
 // answer came.
 func (p *Prometheus) scrape(ctx context.Context, raw string, acc morse.Accumulator) (int, error) {
@@ -242,15 +259,24 @@ func (p *Prometheus) scrape(ctx context.Context, raw string, acc morse.Accumulat
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return 0, fmt.Errorf("%q returned HTTP status %q", stripUser(raw), resp.Status)
 	}
+	var in io.Reader = resp.Body
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gunzip(resp.Body)
+		if err != nil {
+			return 0, fmt.Errorf("error reading gzipped body of %q: %w", stripUser(raw), err)
+		}
+		defer gzipReaders.Put(zr)
+		in = zr
+	}
 	var body []byte
 	if limit := int64(p.ContentLengthLimit); limit > 0 {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		body, err = io.ReadAll(io.LimitReader(in, limit+1))
 		if err == nil && int64(len(body)) > limit {
 			p.log.Info("skipping: content length exceeded maximum body size", "url", stripUser(raw), "limit", limit)
 			return len(body), nil
 		}
 	} else {
-		body, err = io.ReadAll(resp.Body)
+		body, err = io.ReadAll(in)
 	}
 	if err != nil {
 		return len(body), fmt.Errorf("error reading body of %q: %w", stripUser(raw), err)
@@ -288,6 +314,10 @@ func (p *Prometheus) request(ctx context.Context, raw string) (*http.Request, er
 	}
 	req.Header.Set("User-Agent", "morse")
 	req.Header.Set("Accept", acceptHeader)
+	// Asked for here, not by the transport, so that scrape decompresses with
+	// klauspost/compress (faster than compress/gzip, and its readers reused), and also
+	// when http_headers asks for gzip itself.
+	req.Header.Set("Accept-Encoding", "gzip")
 	switch {
 	case p.BearerToken != "":
 		token, err := os.ReadFile(p.BearerToken)

@@ -12,6 +12,7 @@ package prometheus
 
 import (
 	"bytes"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -41,8 +42,9 @@ func (o *Options) Validate() error {
 // Parser reads the text exposition format. Its fields are configuration only, so one
 // Parser may be used by many goroutines at once.
 type Parser struct {
-	mapping Mapping
-	now     func() time.Time
+	mapping   Mapping
+	now       func() time.Time
+	interners sync.Pool // *interner, one per Parse running at once
 }
 
 // New returns a Parser for o.
@@ -63,7 +65,8 @@ func New(o Options, s parsers.Settings) (*Parser, error) {
 // in the *parsers.Error with its line and column, and the others are kept. The last line
 // needs no line feed, and a carriage return before a line feed is ignored.
 func (p *Parser) Parse(data []byte, emit func(morse.Metric)) error {
-	r := run{p: p, emit: emit, fams: make(map[string]*Family), sl: &slab{}}
+	r := run{p: p, emit: emit, fams: make(map[string]*Family), sl: &slab{}, in: p.interner()}
+	defer p.interners.Put(r.in)
 	for n := 1; len(data) > 0; n++ {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -95,6 +98,7 @@ type run struct {
 	labels  []morse.Tag // the labels of the line being read
 	sorted  []morse.Tag // and in key order
 	key     []byte      // the group key of the line being read
+	in      *interner
 }
 
 // time is the time of samples without a timestamp: the clock read once per payload.

@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -100,13 +99,9 @@ type sampleLine struct {
 
 // sample reads a sample line and, when it is valid, converts or gathers it.
 func (r *run) sample(b []byte, i int) (int, error) {
-	// Label names and values are kept by the metrics, so a line with labels is copied
-	// once and they are cut from the copy; a line without is only looked at.
-	s := view(b)
-	if bytes.IndexByte(b[i:], '{') >= 0 {
-		s = string(b)
-	}
-	c := cursor{s: s, i: i}
+	// The line is only looked at: the label names and values the metrics keep are
+	// interned (label), the family's name cloned (family).
+	c := cursor{s: view(b), i: i}
 	sl, col, err := r.readSample(&c)
 	if err != nil {
 		return col, err
@@ -268,7 +263,7 @@ func (r *run) label(sl *sampleLine, key, value string, at, vat int) (int, error)
 				return at, fmt.Errorf("duplicate label names for metric %q", f.Name)
 			}
 		}
-		r.labels = append(r.labels, morse.Tag{Key: key, Value: value})
+		r.labels = append(r.labels, morse.Tag{Key: r.in.intern(key), Value: r.in.intern(value)})
 	}
 	return 0, nil
 }

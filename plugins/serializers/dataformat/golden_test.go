@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/golang/snappy"
 	"github.com/stretchr/testify/require"
 
 	"github.com/morse-agent/morse"
@@ -81,8 +82,28 @@ func TestGolden(t *testing.T) {
 				require.NoError(t, err)
 				got, err := serializers.Append(ser, nil, c.in, batch)
 				require.Equal(t, c.dropped, serializers.Dropped(err), "%v", err)
-				testutil.Golden(t, strings.TrimSuffix(path, ".conf")+".out", got)
+				golden(t, c.format, strings.TrimSuffix(path, ".conf")+".out", got)
 			})
 		}
 	}
+}
+
+// golden compares got with the golden file. A remote-write request is compared once
+// decoded: morse compresses with s2's snappy-compatible encoder, whose block differs from
+// the one Telegraf's github.com/golang/snappy writes, while the protobuf message inside
+// must be Telegraf's byte for byte. golang/snappy, the decoder of Telegraf's and Prometheus'
+// tests, must read morse's block.
+func golden(t *testing.T, format, path string, got []byte) {
+	t.Helper()
+	if format != "prometheusremotewrite" || *testutil.Update {
+		testutil.Golden(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	wantPB, err := snappy.Decode(nil, want)
+	require.NoError(t, err, "%s: Telegraf's snappy block", path)
+	gotPB, err := snappy.Decode(nil, got)
+	require.NoError(t, err, "golang/snappy reads morse's block")
+	require.Equal(t, wantPB, gotPB, "%s: the protobuf message Telegraf writes", path)
 }

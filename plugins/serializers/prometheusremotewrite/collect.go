@@ -1,7 +1,6 @@
 package prometheusremotewrite
 
 import (
-	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -40,42 +39,56 @@ type sample struct {
 	weight uint8
 }
 
-// series is one series of the batch: its labels, sorted by name with __name__ among them,
-// and its samples, in the order they came.
-type series struct {
-	lo, hi   int32 // labels in collector.labels
-	next     int32 // the next series of the same hash, or -1
-	first    sample
-	more     []sample
-	unsorted bool // some sample came before an earlier one
-}
-
 // collector gathers the series of one batch. Serializer pools them.
+//
+// A metric's tags make one label set, shared by the series of all its fields (each is the
+// set plus __name__, and le or quantile for a histogram's bucket or a summary's quantile):
+// the set is hashed and looked up once per metric, not once per sample, and not at all
+// when the metric has the labels of the one before; a series is then found by its set's
+// number and its name. The set's labels are encoded once per batch, and each of its
+// series copies those bytes.
 type collector struct {
 	o      Options
 	seed   maphash.Seed
 	h      maphash.Hash
-	labels []label // every series' labels, one after another
 	common []label // the labels of the metric at hand
-	work   []label // one series' labels, being built
-	series []series
-	byHash map[uint64]int32 // first series of each hash
-	names  map[nameKey]string
-	hist   map[string]bool // names that the batch shows to be histograms
-	summ   map[string]bool // and summaries
-	pb     []byte          // the encoded message
-	buf    []sample        // one series' samples, being encoded
+	set    int32   // the label set of the metric at hand, or -1 before it is known
+
+	labels []label    // every set's labels, one set after another
+	sets   []labelSet // the label sets of the batch
+	setOf  map[uint64]int32
+	last   int32 // the set of the metric before, or -1
+
+	series   []series
+	seriesOf map[seriesKey]int32
+	// seriesByID finds a series without le or quantile by set and name number: one 8-byte
+	// key, no string hashed; seriesOf finds the others.
+	seriesByID map[uint64]int32
+
+	names  [2]map[string]fieldNames // by measurement, without and with distribution
+	nameOf []string                 // the names by number
+	namePB [][]byte                 // and as encoded __name__ labels
+	idOf   map[string]int32         // their numbers
+	hist   map[string]bool          // names that the batch shows to be histograms
+	summ   map[string]bool          // and summaries
+
+	pb       []byte  // the encoded message
+	setPB    []byte  // the sets' labels, encoded
+	labelEnd []int32 // where each label of c.labels ends in setPB
+	sorted   []label // the series' labels, for prometheus_sort_metrics
+	buf      []sample
 }
 
 func newCollector(o Options) *collector {
-	c := &collector{o: o, seed: maphash.MakeSeed(), byHash: map[uint64]int32{}, names: map[nameKey]string{}}
+	c := &collector{o: o, seed: maphash.MakeSeed(), setOf: map[uint64]int32{}, seriesOf: map[seriesKey]int32{},
+		seriesByID: map[uint64]int32{}, idOf: map[string]int32{}, last: -1}
 	c.h.SetSeed(c.seed)
 	return c
 }
 
 // size is about how many bytes the collector holds, for the pool's bound.
 func (c *collector) size() int {
-	return cap(c.labels)*32 + cap(c.series)*64 + cap(c.pb) + cap(c.buf)*24
+	return cap(c.labels)*36 + cap(c.sets)*16 + cap(c.series)*96 + cap(c.pb) + cap(c.setPB) + cap(c.sorted)*32 + cap(c.buf)*24
 }
 
 // reset empties the collector, keeping its buffers; no string of the batch stays
@@ -83,12 +96,19 @@ func (c *collector) size() int {
 func (c *collector) reset() {
 	clear(c.labels)
 	clear(c.common[:cap(c.common)])
-	clear(c.work[:cap(c.work)])
-	for i := range c.series {
-		c.series[i].more = nil
+	clear(c.sorted[:cap(c.sorted)])
+	clear(c.series)
+	c.labels, c.common, c.sorted, c.series, c.sets = c.labels[:0], c.common[:0], c.sorted[:0], c.series[:0], c.sets[:0]
+	c.setPB, c.labelEnd = c.setPB[:0], c.labelEnd[:0]
+	clear(c.setOf)
+	clear(c.seriesOf)
+	clear(c.seriesByID)
+	if len(c.nameOf) >= maxNames {
+		clear(c.namePB)
+		clear(c.idOf)
+		c.names, c.nameOf, c.namePB = [2]map[string]fieldNames{}, c.nameOf[:0], c.namePB[:0]
 	}
-	c.labels, c.common, c.work, c.series = c.labels[:0], c.common[:0], c.work[:0], c.series[:0]
-	clear(c.byHash)
+	c.last = -1
 	c.hist, c.summ = nil, nil
 }
 
@@ -170,13 +190,16 @@ func (c *collector) add(m morse.Metric) (n int, why problem) {
 	m = m.Expanded()
 	k := c.kindOf(m)
 	c.commonLabels(m, k)
+	c.set = -1
 	ts := m.Time().UnixNano() / 1e6
+	fields := c.fieldNames(m.Name(), k != untyped)
 	for _, f := range m.Fields() {
-		name, ok := c.metricName(m.Name(), f.Key, k != untyped)
-		if !ok {
+		id := c.metricName(fields, m.Name(), f.Key, k != untyped)
+		if id < 0 {
 			why = problem{"failed to parse metric name", f}
 			continue
 		}
+		name := c.nameOf[id]
 		var made int
 		switch k {
 		case histogram:
@@ -189,41 +212,12 @@ func (c *collector) add(m morse.Metric) (n int, why problem) {
 				why = problem{badValue, f}
 				continue
 			}
-			c.put(name, sample{ts, v, real})
+			c.putByID(id, sample{ts, v, real})
 			made = 1
 		}
 		n += made
 	}
 	return n, why
-}
-
-// nameKey is what a series' name is made of.
-type nameKey struct {
-	measurement, field string
-	distribution       bool
-}
-
-// maxNames bounds the names a collector remembers; past it, it forgets them all.
-const maxNames = 4096
-
-// metricName is the sanitized name of a field's series (prometheus.MetricName), or false
-// when sanitizing leaves nothing. The names are remembered from batch to batch, so that
-// the same measurement and field are not joined and checked again for every sample.
-func (c *collector) metricName(measurement, field string, distribution bool) (string, bool) {
-	k := nameKey{measurement, field, distribution}
-	if n, ok := c.names[k]; ok {
-		return n, n != ""
-	}
-	n, ok := prometheus.SanitizeMetricName(prometheus.MetricName(measurement, field, distribution), false)
-	if !ok {
-		n = ""
-	}
-	if len(c.names) >= maxNames {
-		clear(c.names)
-	}
-	// The key's strings are copied: they may point into a large buffer of the input.
-	c.names[nameKey{strings.Clone(measurement), strings.Clone(field), distribution}] = n
-	return n, ok
 }
 
 // problem is why a field made no sample; the text is made only for a metric that made none.
@@ -257,23 +251,23 @@ func (c *collector) addHistogram(m morse.Metric, f morse.Field, name string, ts 
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.putIfAbsent(name+"_sum", ts)
-		c.putIfAbsent(name+"_count", ts)
-		c.putIfAbsent(name+"_bucket", ts, label{"le", "+Inf"})
-		c.put(name+"_bucket", sample{ts, float64(n), real}, label{"le", formatFloat(bound)})
+		c.putIfAbsent(name+"_sum", label{}, ts)
+		c.putIfAbsent(name+"_count", label{}, ts)
+		c.putIfAbsent(name+"_bucket", label{"le", "+Inf"}, ts)
+		c.put(name+"_bucket", label{"le", formatFloat(bound)}, sample{ts, float64(n), real})
 	case strings.HasSuffix(f.Key, "_sum"):
 		v, ok := prometheus.SampleSum(f.Value)
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.put(name+"_sum", sample{ts, v, real})
+		c.put(name+"_sum", label{}, sample{ts, v, real})
 	case strings.HasSuffix(f.Key, "_count"):
 		n, ok := prometheus.SampleCount(f.Value)
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.put(name+"_bucket", sample{ts, float64(n), fromCount}, label{"le", "+Inf"})
-		c.put(name+"_count", sample{ts, float64(n), real})
+		c.put(name+"_bucket", label{"le", "+Inf"}, sample{ts, float64(n), fromCount})
+		c.put(name+"_count", label{}, sample{ts, float64(n), real})
 	default:
 		return 0, problem{"a histogram's field has no _count, _sum or _bucket suffix", f}
 	}
@@ -288,13 +282,13 @@ func (c *collector) addSummary(m morse.Metric, f morse.Field, name string, ts in
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.put(name+"_sum", sample{ts, v, real})
+		c.put(name+"_sum", label{}, sample{ts, v, real})
 	case strings.HasSuffix(f.Key, "_count"):
 		n, ok := prometheus.SampleCount(f.Value)
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.put(name+"_count", sample{ts, float64(n), real})
+		c.put(name+"_count", label{}, sample{ts, float64(n), real})
 	default:
 		q, ok := m.Tag("quantile")
 		if !ok {
@@ -308,7 +302,7 @@ func (c *collector) addSummary(m morse.Metric, f morse.Field, name string, ts in
 		if !ok {
 			return 0, problem{badValue, f}
 		}
-		c.put(name, sample{ts, v, real}, label{"quantile", formatFloat(at)})
+		c.put(name, label{"quantile", formatFloat(at)}, sample{ts, v, real})
 	}
 	return 1, problem{}
 }
@@ -322,145 +316,4 @@ func formatFloat(f float64) string {
 		return "-Inf"
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// seriesLabels builds in c.work the labels of the series name with the common labels and
-// extra: sorted by name, __name__ first among equals, and a later label of a name already
-// there left out (a receiver refuses a series with two labels of one name).
-func (c *collector) seriesLabels(name string, extra []label) []label {
-	w := append(c.work[:0], label{"__name__", name})
-	w = append(w, c.common...)
-	w = append(w, extra...)
-	if !slices.IsSortedFunc(w, byName) {
-		slices.SortStableFunc(w, byName)
-	}
-	w = slices.CompactFunc(w, func(a, b label) bool { return a.name == b.name })
-	c.work = w
-	return w
-}
-
-func byName(a, b label) int { return strings.Compare(a.name, b.name) }
-
-// find returns the series of labels ls, or -1, and their hash.
-func (c *collector) find(ls []label) (int32, uint64) {
-	c.h.Reset()
-	for _, l := range ls {
-		c.h.WriteString(l.name)
-		c.h.WriteByte(0)
-		c.h.WriteString(l.value)
-		c.h.WriteByte(0)
-	}
-	h := c.h.Sum64()
-	i, ok := c.byHash[h]
-	if !ok {
-		return -1, h
-	}
-	for ; i >= 0; i = c.series[i].next {
-		s := &c.series[i]
-		if slices.Equal(c.labels[s.lo:s.hi], ls) {
-			return i, h
-		}
-	}
-	return -1, h
-}
-
-// create adds the series of labels ls, of hash h, with its first sample.
-func (c *collector) create(ls []label, h uint64, smp sample) {
-	lo := int32(len(c.labels))
-	c.labels = append(c.labels, ls...)
-	next := int32(-1)
-	if i, ok := c.byHash[h]; ok {
-		next = i
-	}
-	c.byHash[h] = int32(len(c.series))
-	c.series = append(c.series, series{lo: lo, hi: int32(len(c.labels)), next: next, first: smp})
-}
-
-// put adds smp to the series of name and extra.
-func (c *collector) put(name string, smp sample, extra ...label) {
-	ls := c.seriesLabels(name, extra)
-	i, h := c.find(ls)
-	if i < 0 {
-		c.create(ls, h, smp)
-		return
-	}
-	c.series[i].add(smp)
-}
-
-// putIfAbsent adds a placeholder, 0, to the series of name and extra unless the batch has
-// the series already.
-func (c *collector) putIfAbsent(name string, ts int64, extra ...label) {
-	ls := c.seriesLabels(name, extra)
-	if i, h := c.find(ls); i < 0 {
-		c.create(ls, h, sample{ts: ts, weight: placeholder})
-	}
-}
-
-func (s *series) last() *sample {
-	if len(s.more) > 0 {
-		return &s.more[len(s.more)-1]
-	}
-	return &s.first
-}
-
-// add adds a sample: after the last, in its place at the same time, or out of order, to be
-// sorted when the series is written.
-func (s *series) add(smp sample) {
-	last := s.last()
-	switch {
-	case smp.ts == last.ts:
-		merge(last, smp)
-		return
-	case smp.ts < last.ts:
-		s.unsorted = true
-	}
-	s.more = append(s.more, smp)
-}
-
-// merge puts smp in place of old, of the same time, when it weighs no less, or when it is a
-// count's +Inf bucket and old is 0.
-func merge(old *sample, smp sample) {
-	if smp.weight >= old.weight || smp.weight == fromCount && old.value == 0 {
-		*old = smp
-	}
-}
-
-// samples returns the series' samples in time order, one per time, in c.buf.
-func (c *collector) samples(s *series) []sample {
-	buf := append(c.buf[:0], s.first)
-	buf = append(buf, s.more...)
-	if s.unsorted {
-		slices.SortStableFunc(buf, func(a, b sample) int { return cmp.Compare(a.ts, b.ts) })
-		out := buf[:1]
-		for _, smp := range buf[1:] {
-			if last := &out[len(out)-1]; last.ts == smp.ts {
-				merge(last, smp)
-			} else {
-				out = append(out, smp)
-			}
-		}
-		buf = out
-	}
-	c.buf = buf
-	return buf
-}
-
-// sortSeries puts the series in Telegraf's prometheus_sort_metrics order: fewer labels
-// first, then by each label's name and value.
-func (c *collector) sortSeries() {
-	slices.SortStableFunc(c.series, func(a, b series) int {
-		la, lb := c.labels[a.lo:a.hi], c.labels[b.lo:b.hi]
-		if d := cmp.Compare(len(la), len(lb)); d != 0 {
-			return d
-		}
-		for i := range la {
-			if d := strings.Compare(la[i].name, lb[i].name); d != 0 {
-				return d
-			}
-			if d := strings.Compare(la[i].value, lb[i].value); d != 0 {
-				return d
-			}
-		}
-		return 0
-	})
 }

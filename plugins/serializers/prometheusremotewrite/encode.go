@@ -23,15 +23,27 @@ const (
 // computed before it is written, so the bytes go straight into dst, which grows once per
 // series; the tags are single bytes and most lengths one-byte varints, which the appends
 // below write without protowire's general calls (a third of the encoder's time, measured
-// in outputs.http against vmagent, docs/bench/vmagent-push.md).
+// in outputs.http against vmagent, docs/bench/vmagent-push.md). A label set's labels are
+// encoded once, and copied into each of its series around __name__ (and le or quantile).
 func (c *collector) encode(dst []byte) []byte {
+	c.labelEnd = slices.Grow(c.labelEnd[:0], len(c.labels))[:len(c.labels)]
 	for i := range c.series {
 		s := &c.series[i]
-		labels := c.labels[s.lo:s.hi]
+		set := &c.sets[s.set]
+		if set.pbLo < 0 {
+			c.encodeSet(set)
+		}
+		labels := c.labels[set.lo:set.hi]
+		nameAt, extraAt := c.insertions(labels, s)
+		name := label{"__name__", s.name}
 		samples := c.samples(s)
-		size := 0
-		for _, l := range labels {
-			size += nested(labelSize(l))
+		var namePB []byte // the __name__ label, encoded once for all batches when numbered
+		if s.nameID >= 0 {
+			namePB = c.namePB[s.nameID]
+		}
+		size := nested(labelSize(name)) + int(c.setEnd(set, len(labels))-set.pbLo)
+		if extraAt >= 0 {
+			size += nested(labelSize(s.extra))
 		}
 		for _, smp := range samples {
 			size += nested(sampleSize(smp))
@@ -39,12 +51,26 @@ func (c *collector) encode(dst []byte) []byte {
 		dst = slices.Grow(dst, nested(size))
 		dst = append(dst, bytesTag(writeRequestTimeseries))
 		dst = appendVarint(dst, uint64(size))
-		for _, l := range labels {
-			dst = append(dst, bytesTag(timeSeriesLabels))
-			dst = appendVarint(dst, uint64(labelSize(l)))
-			dst = appendString(dst, labelName, l.name)
-			dst = appendString(dst, labelValue, l.value)
+		// The set's bytes in up to three pieces, cut where __name__ and extra go.
+		cuts := [2]int{nameAt, extraAt}
+		ins := [2]label{name, s.extra}
+		if extraAt >= 0 && (extraAt < nameAt || extraAt == nameAt && s.extra.name < name.name) {
+			cuts[0], cuts[1], ins[0], ins[1] = extraAt, nameAt, s.extra, name
 		}
+		from := 0
+		for j, at := range cuts {
+			if at < 0 {
+				continue
+			}
+			dst = append(dst, c.setPB[c.setEnd(set, from):c.setEnd(set, at)]...)
+			if ins[j].name == "__name__" && namePB != nil {
+				dst = append(dst, namePB...)
+			} else {
+				dst = appendLabel(dst, ins[j])
+			}
+			from = at
+		}
+		dst = append(dst, c.setPB[c.setEnd(set, from):c.setEnd(set, len(labels))]...)
 		for _, smp := range samples {
 			dst = append(dst, bytesTag(timeSeriesSamples))
 			dst = appendVarint(dst, uint64(sampleSize(smp)))
@@ -59,6 +85,31 @@ func (c *collector) encode(dst []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// encodeSet writes the labels of set into c.setPB, each a TimeSeries.labels field.
+func (c *collector) encodeSet(set *labelSet) {
+	set.pbLo = int32(len(c.setPB))
+	for i := set.lo; i < set.hi; i++ {
+		c.setPB = appendLabel(c.setPB, c.labels[i])
+		c.labelEnd[i] = int32(len(c.setPB))
+	}
+}
+
+// setEnd is where the first n labels of set end in c.setPB.
+func (c *collector) setEnd(set *labelSet, n int) int32 {
+	if n == 0 {
+		return set.pbLo
+	}
+	return c.labelEnd[set.lo+int32(n)-1]
+}
+
+// appendLabel appends l as a TimeSeries.labels field.
+func appendLabel(dst []byte, l label) []byte {
+	dst = append(dst, bytesTag(timeSeriesLabels))
+	dst = appendVarint(dst, uint64(labelSize(l)))
+	dst = appendString(dst, labelName, l.name)
+	return appendString(dst, labelValue, l.value)
 }
 
 // bytesTag is the one-byte tag of a length-delimited field numbered below 16.

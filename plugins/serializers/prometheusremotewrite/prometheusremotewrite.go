@@ -30,9 +30,10 @@ package prometheusremotewrite
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
-	"github.com/golang/snappy"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/morse-agent/morse"
 	"github.com/morse-agent/morse/plugins/serializers"
@@ -103,16 +104,19 @@ func (s *Serializer) AppendBatch(dst []byte, batch []morse.Metric) ([]byte, erro
 	return dst, failed.Err()
 }
 
-// appendSnappy appends src compressed in snappy's block format to dst.
+// appendSnappy appends src compressed in snappy's block format to dst. s2's EncodeSnappy
+// writes that format (any snappy decoder reads it: Prometheus's, VictoriaMetrics') at
+// about twice the speed of github.com/golang/snappy, the encoder Telegraf uses; its bytes
+// differ from Telegraf's, the message they decode to does not.
 func appendSnappy(dst, src []byte) []byte {
 	n := len(dst)
-	need := snappy.MaxEncodedLen(len(src))
-	if cap(dst)-n < need {
-		grown := make([]byte, n, n+need)
-		copy(grown, dst)
-		dst = grown
+	need := s2.MaxEncodedLen(len(src))
+	if need < 0 {
+		// Above 4 GiB: a batch that large is not made (outputs bound it far below).
+		panic(s2.ErrTooLarge)
 	}
-	enc := snappy.Encode(dst[n:n+need], src)
+	dst = slices.Grow(dst, need)
+	enc := s2.EncodeSnappy(dst[n:n+need], src)
 	return dst[:n+len(enc)]
 }
 
